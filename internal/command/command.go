@@ -1,0 +1,145 @@
+// Package command defines the server's command table: each command's name,
+// arity, flags and handler. Handlers live in sub-packages by family
+// (internal/command/...), which register themselves into a Table; the
+// server dispatches through the Table.
+package command
+
+import (
+	"strings"
+
+	"github.com/probly/probly/internal/config"
+	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/resp"
+)
+
+// Flags describe a command the way Redis's COMMAND reply does.
+type Flags uint32
+
+const (
+	FlagWrite    Flags = 1 << iota // mutates data; logged to the AOF
+	FlagReadonly                   // reads only
+	FlagDenyOOM                    // refused when over maxmemory
+	FlagFast                       // O(1) or O(log n)
+	FlagAdmin                      // administrative
+	FlagNoAuth                     // allowed before AUTH (AUTH, HELLO, QUIT)
+	FlagLoading                    // allowed while loading
+)
+
+// Names returns the Redis flag words for COMMAND replies.
+func (f Flags) Names() []string {
+	var out []string
+	for _, x := range []struct {
+		f Flags
+		n string
+	}{{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"}, {FlagFast, "fast"}, {FlagAdmin, "admin"}, {FlagNoAuth, "no-auth"}, {FlagLoading, "loading"}} {
+		if f&x.f != 0 {
+			out = append(out, x.n)
+		}
+	}
+	return out
+}
+
+// Spec is one command.
+type Spec struct {
+	Name     string // lowercase registered name, e.g. "bf.add"
+	Arity    int    // Redis convention: >0 exact argc, <0 at least -Arity
+	Flags    Flags
+	FirstKey int // position of the first key (0 if none)
+	LastKey  int // position of the last key (-1 = last argument)
+	Step     int
+	Handler  func(c *Ctx)
+}
+
+// Ctx is the per-call context handed to a handler. It is owned by the
+// connection goroutine for the duration of the call.
+type Ctx struct {
+	Args   [][]byte // Args[0] is the command name as the client sent it
+	R      *resp.Reply
+	Store  *keyspace.Store
+	Config *config.Registry
+	Conn   *Conn
+	Server Server
+	// Seq is the highest AOF sequence number this call wrote; the server
+	// waits for it to be durable (appendfsync always) before replying.
+	Seq uint64
+}
+
+// Conn is per-connection state.
+type Conn struct {
+	ID      int64
+	Proto   int // 2 or 3
+	Authed  bool
+	Name    string
+	LibName string
+	LibVer  string
+	Addr    string
+	Close   bool // set by QUIT: close after flushing the reply
+}
+
+// Server is what handlers may ask of the running server (INFO, SAVE,
+// FLUSHALL …). Implemented by internal/server.
+type Server interface {
+	// Info returns INFO sections as "name" → lines "field:value".
+	Info(section string) string
+	// Save writes a snapshot synchronously (SAVE).
+	Save() error
+	// BGSave starts a background snapshot (BGSAVE); error if one is running.
+	BGSave() error
+	// LastSave returns the unix time of the last successful snapshot.
+	LastSave() int64
+	// RequirePass returns the configured password ("" = none).
+	RequirePass() string
+	// Table returns the command table (for COMMAND).
+	Table() *Table
+	// Flush removes every key, logging the flush.
+	Flush() (seq uint64, err error)
+}
+
+// Table is the set of registered commands. It is built at start-up and
+// read-only afterwards.
+type Table struct {
+	m map[string]*Spec
+}
+
+// NewTable returns an empty Table.
+func NewTable() *Table { return &Table{m: map[string]*Spec{}} }
+
+// Add registers specs. It panics on duplicates (a programming error).
+func (t *Table) Add(specs ...*Spec) {
+	for _, s := range specs {
+		if _, dup := t.m[s.Name]; dup {
+			panic("command: duplicate " + s.Name)
+		}
+		t.m[s.Name] = s
+	}
+}
+
+// Lookup finds a command by name, case-insensitively.
+func (t *Table) Lookup(name []byte) *Spec {
+	if s, ok := t.m[string(name)]; ok {
+		return s
+	}
+	return t.m[strings.ToLower(string(name))]
+}
+
+// All returns every spec (in no particular order).
+func (t *Table) All() []*Spec {
+	out := make([]*Spec, 0, len(t.m))
+	for _, s := range t.m {
+		out = append(out, s)
+	}
+	return out
+}
+
+// ArityError is the Redis core error for a wrong argument count.
+func ArityError(name string) string {
+	return "ERR wrong number of arguments for '" + name + "' command"
+}
+
+// CheckArity reports whether argc satisfies arity.
+func CheckArity(arity, argc int) bool {
+	if arity > 0 {
+		return argc == arity
+	}
+	return argc >= -arity
+}

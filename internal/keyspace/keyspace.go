@@ -1,0 +1,260 @@
+// Package keyspace maps keys to typed values (Bloom chains, cuckoo filters,
+// strings) for the server.
+//
+// Concurrency: the key space is split into shards, each with its own
+// RWMutex, so commands on independent keys run in parallel on all cores.
+// Every operation on one key runs under its shard's lock, which makes
+// per-key work linearizable. Multi-key commands take one key at a time.
+//
+// Persistence: mutations are logged through a Logger while the shard lock
+// is held, so the log order of records for one key is the order in which
+// they were applied. Freeze takes every shard lock at once to obtain a
+// consistent cut for snapshots.
+package keyspace
+
+import (
+	"hash/maphash"
+	"path"
+	"sort"
+	"sync"
+)
+
+// Value is a typed value stored under a key.
+type Value interface {
+	// TypeName is the reply of TYPE, e.g. "MBbloom--" or "string".
+	TypeName() string
+	// MemoryUsage is the approximate heap size in bytes.
+	MemoryUsage() uint64
+	// Clone returns a deep copy that shares no mutable state.
+	Clone() Value
+}
+
+// Logger receives mutation records in apply order. Append is called with
+// the key's shard lock held and must not block on I/O for long; it returns
+// a sequence number that the caller can later wait on for durability.
+type Logger interface {
+	Append(args [][]byte) (seq uint64, err error)
+}
+
+const numShards = 256
+
+type shard struct {
+	mu sync.RWMutex
+	m  map[string]Value
+}
+
+// Store is a sharded, concurrency-safe key space. The zero value is not
+// usable; call New.
+type Store struct {
+	seed   maphash.Seed // in-memory sharding only; never persisted
+	shards [numShards]shard
+	log    Logger
+}
+
+// New returns an empty Store. A nil logger disables logging.
+func New(log Logger) *Store {
+	s := &Store{seed: maphash.MakeSeed(), log: log}
+	for i := range s.shards {
+		s.shards[i].m = make(map[string]Value)
+	}
+	return s
+}
+
+// SetLogger replaces the logger. It must be called before the store is
+// shared between goroutines (for example after recovery has replayed the
+// log with logging disabled).
+func (s *Store) SetLogger(l Logger) { s.log = l }
+
+func (s *Store) shardOf(key []byte) *shard {
+	return &s.shards[maphash.Bytes(s.seed, key)%numShards]
+}
+
+// View runs fn with the current value of key (nil if missing) under the
+// shard's read lock. fn must not retain v after returning and must not
+// mutate it.
+func (s *Store) View(key []byte, fn func(v Value)) {
+	sh := s.shardOf(key)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	fn(sh.m[string(key)])
+}
+
+// Txn is a write transaction on one key, valid only inside Update's fn.
+type Txn struct {
+	Key   []byte
+	Value Value // current value, nil if the key is missing
+	sh    *shard
+	store *Store
+	seq   uint64
+	err   error
+}
+
+// Set stores v under the key.
+func (t *Txn) Set(v Value) {
+	t.sh.m[string(t.Key)] = v
+	t.Value = v
+}
+
+// Delete removes the key.
+func (t *Txn) Delete() {
+	delete(t.sh.m, string(t.Key))
+	t.Value = nil
+}
+
+// Log appends one mutation record (a command in canonical form that,
+// replayed against the state before this transaction, reproduces the
+// change). It returns the logger's error, if any.
+func (t *Txn) Log(args ...[]byte) error {
+	if t.store.log == nil {
+		return nil
+	}
+	seq, err := t.store.log.Append(args)
+	if err != nil {
+		t.err = err
+		return err
+	}
+	if seq > t.seq {
+		t.seq = seq
+	}
+	return nil
+}
+
+// Update runs fn under the key's write lock. It returns the highest log
+// sequence number written by fn (0 if none) and the first logging error.
+func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
+	sh := s.shardOf(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	tx := &Txn{Key: key, Value: sh.m[string(key)], sh: sh, store: s}
+	fn(tx)
+	return tx.seq, tx.err
+}
+
+// Len returns the number of keys.
+func (s *Store) Len() int {
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		n += len(sh.m)
+		sh.mu.RUnlock()
+	}
+	return n
+}
+
+// Keys returns the keys matching the glob pattern (Redis KEYS syntax is
+// approximated by path.Match), sorted.
+func (s *Store) Keys(pattern string) []string {
+	var out []string
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		for k := range sh.m {
+			if Match(pattern, k) {
+				out = append(out, k)
+			}
+		}
+		sh.mu.RUnlock()
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Scan returns the keys of whole shards starting at cursor until at least
+// count keys are collected, and the next cursor (0 when complete). A key
+// present for the whole scan is returned at least once.
+func (s *Store) Scan(cursor uint64, pattern, typeName string, count int) (next uint64, keys []string) {
+	if count <= 0 {
+		count = 10
+	}
+	i := cursor
+	for ; i < numShards && len(keys) < count; i++ {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		for k, v := range sh.m {
+			if pattern != "" && !Match(pattern, k) {
+				continue
+			}
+			if typeName != "" && v.TypeName() != typeName {
+				continue
+			}
+			keys = append(keys, k)
+		}
+		sh.mu.RUnlock()
+	}
+	if i >= numShards {
+		return 0, keys
+	}
+	return i, keys
+}
+
+// Entry is a key and its value.
+type Entry struct {
+	Key   string
+	Value Value
+}
+
+// Freeze takes every shard's write lock, runs fn (for example to rotate the
+// log at this exact cut), clones every value and releases the locks. The
+// returned entries are a consistent snapshot owned by the caller.
+func (s *Store) Freeze(fn func() error) ([]Entry, error) {
+	for i := range s.shards {
+		s.shards[i].mu.Lock()
+	}
+	defer func() {
+		for i := range s.shards {
+			s.shards[i].mu.Unlock()
+		}
+	}()
+	if fn != nil {
+		if err := fn(); err != nil {
+			return nil, err
+		}
+	}
+	var out []Entry
+	for i := range s.shards {
+		for k, v := range s.shards[i].m {
+			out = append(out, Entry{Key: k, Value: v.Clone()})
+		}
+	}
+	return out, nil
+}
+
+// Flush removes every key. fn, if not nil, runs with all shard locks held
+// (used to log the flush at a consistent cut).
+func (s *Store) Flush(fn func()) {
+	for i := range s.shards {
+		s.shards[i].mu.Lock()
+	}
+	if fn != nil {
+		fn()
+	}
+	for i := range s.shards {
+		s.shards[i].m = make(map[string]Value)
+		s.shards[i].mu.Unlock()
+	}
+}
+
+// MemoryUsage sums the values' MemoryUsage and the key lengths.
+func (s *Store) MemoryUsage() uint64 {
+	var n uint64
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		for k, v := range sh.m {
+			n += uint64(len(k)) + v.MemoryUsage()
+		}
+		sh.mu.RUnlock()
+	}
+	return n
+}
+
+// Match reports whether name matches the Redis glob pattern (*, ?, [...],
+// backslash escapes). A malformed pattern matches nothing.
+func Match(pattern, name string) bool {
+	if pattern == "*" {
+		return true
+	}
+	ok, err := path.Match(pattern, name)
+	return err == nil && ok
+}

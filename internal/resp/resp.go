@@ -1,0 +1,106 @@
+// Package resp writes RESP2 and RESP3 replies on top of tidwall/redcon's
+// Writer. Handlers write through Reply so the same code answers both
+// protocol versions: RESP3-only types (booleans, maps, null) degrade to their
+// RESP2 forms as Redis does.
+package resp
+
+import (
+	"strconv"
+
+	"github.com/tidwall/redcon"
+)
+
+// Reply is the reply side of one client connection. It is owned by the
+// connection's goroutine and is not safe for concurrent use.
+type Reply struct {
+	W     *redcon.Writer
+	Proto int // 2 or 3
+}
+
+// New returns a Reply writing to w in protocol version proto (2 or 3).
+func New(w *redcon.Writer, proto int) *Reply { return &Reply{W: w, Proto: proto} }
+
+// SimpleString writes +s.
+func (r *Reply) SimpleString(s string) { r.W.WriteString(s) }
+
+// OK writes +OK.
+func (r *Reply) OK() { r.W.WriteString("OK") }
+
+// Error writes -msg verbatim. msg carries its own code, e.g. "ERR not found"
+// or "Bad capacity" (RedisBloom strings often have no ERR prefix).
+func (r *Reply) Error(msg string) { r.W.WriteError(msg) }
+
+// Int writes :n.
+func (r *Reply) Int(n int64) { r.W.WriteInt64(n) }
+
+// Bulk writes a binary-safe bulk string.
+func (r *Reply) Bulk(b []byte) { r.W.WriteBulk(b) }
+
+// BulkString writes a bulk string.
+func (r *Reply) BulkString(s string) { r.W.WriteBulkString(s) }
+
+// Null writes the null reply: $-1 in RESP2, _ in RESP3.
+func (r *Reply) Null() {
+	if r.Proto >= 3 {
+		r.W.WriteRaw([]byte("_\r\n"))
+		return
+	}
+	r.W.WriteNull()
+}
+
+// NullArray writes *-1 in RESP2 and _ in RESP3.
+func (r *Reply) NullArray() {
+	if r.Proto >= 3 {
+		r.W.WriteRaw([]byte("_\r\n"))
+		return
+	}
+	r.W.WriteRaw([]byte("*-1\r\n"))
+}
+
+// Bool writes #t/#f in RESP3 and :1/:0 in RESP2.
+func (r *Reply) Bool(b bool) {
+	if r.Proto >= 3 {
+		if b {
+			r.W.WriteRaw([]byte("#t\r\n"))
+		} else {
+			r.W.WriteRaw([]byte("#f\r\n"))
+		}
+		return
+	}
+	if b {
+		r.W.WriteInt(1)
+	} else {
+		r.W.WriteInt(0)
+	}
+}
+
+// Array writes an array header of n elements.
+func (r *Reply) Array(n int) { r.W.WriteArray(n) }
+
+// Map writes a map header of n key/value pairs: %n in RESP3, *2n in RESP2.
+func (r *Reply) Map(n int) {
+	if r.Proto >= 3 {
+		r.W.WriteRaw([]byte("%" + strconv.Itoa(n) + "\r\n"))
+		return
+	}
+	r.W.WriteArray(2 * n)
+}
+
+// Set writes a set header of n elements: ~n in RESP3, *n in RESP2.
+func (r *Reply) Set(n int) {
+	if r.Proto >= 3 {
+		r.W.WriteRaw([]byte("~" + strconv.Itoa(n) + "\r\n"))
+		return
+	}
+	r.W.WriteArray(n)
+}
+
+// Double writes a RESP3 double (,x) or, in RESP2, a bulk string.
+func (r *Reply) Double(f float64) {
+	s := strconv.FormatFloat(f, 'g', 17, 64)
+	if r.Proto >= 3 {
+		r.W.WriteRaw([]byte("," + s + "\r\n"))
+		return
+	}
+	r.W.WriteBulkString(s)
+}
