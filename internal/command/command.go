@@ -31,7 +31,7 @@ func (f Flags) Names() []string {
 	for _, x := range []struct {
 		f Flags
 		n string
-	}{{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"}, {FlagFast, "fast"}, {FlagAdmin, "admin"}, {FlagNoAuth, "no-auth"}, {FlagLoading, "loading"}} {
+	}{{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"}, {FlagFast, "fast"}, {FlagAdmin, "admin"}, {FlagNoAuth, "no_auth"}, {FlagLoading, "loading"}} {
 		if f&x.f != 0 {
 			out = append(out, x.n)
 		}
@@ -48,7 +48,35 @@ type Spec struct {
 	LastKey  int // position of the last key (-1 = last argument)
 	Step     int
 	Handler  func(c *Ctx)
+	// Subcommands, when not empty, make this a Redis 7 container command
+	// (CLIENT, CONFIG, COMMAND …). Each subcommand's Name is
+	// "<container>|<sub>" (e.g. "client|setname") and its Arity counts the
+	// whole argv. With two or more arguments the server dispatches on
+	// Args[1]; an unknown subcommand is answered "ERR unknown subcommand".
+	// The container's own Handler runs only when it is called without a
+	// subcommand (COMMAND); it may be nil when its Arity forbids that.
+	Subcommands []*Spec
 }
+
+// Sub finds the subcommand named sub (case-insensitively), or nil.
+func (s *Spec) Sub(sub []byte) *Spec {
+	for _, c := range s.Subcommands {
+		if i := strings.IndexByte(c.Name, '|'); i >= 0 && strings.EqualFold(c.Name[i+1:], string(sub)) {
+			return c
+		}
+	}
+	return nil
+}
+
+// Versions reported to clients (HELLO, INFO, MODULE LIST, COMMAND DOCS).
+const (
+	// RedisVersion is the Redis version probly claims to be compatible with.
+	RedisVersion = "7.4.0"
+	// ModuleName is the RedisBloom module name ("bf").
+	ModuleName = "bf"
+	// ModuleVersion is the RedisBloom version in MMmmpp form (8.4.0).
+	ModuleVersion = 80400
+)
 
 // Ctx is the per-call context handed to a handler. It is owned by the
 // connection goroutine for the duration of the call.
@@ -79,7 +107,10 @@ type Conn struct {
 // Server is what handlers may ask of the running server (INFO, SAVE,
 // FLUSHALL …). Implemented by internal/server.
 type Server interface {
-	// Info returns INFO sections as "name" → lines "field:value".
+	// Info returns the INFO text for section: a space-separated,
+	// case-insensitive list of section names and/or "default", "all",
+	// "everything" ("" means default), formatted as Redis does
+	// ("# Server\r\nfield:value\r\n…" with a blank line between sections).
 	Info(section string) string
 	// Save writes a snapshot synchronously (SAVE).
 	Save() error

@@ -14,7 +14,6 @@ package keyspace
 
 import (
 	"hash/maphash"
-	"path"
 	"sort"
 	"sync"
 )
@@ -142,8 +141,8 @@ func (s *Store) Len() int {
 	return n
 }
 
-// Keys returns the keys matching the glob pattern (Redis KEYS syntax is
-// approximated by path.Match), sorted.
+// Keys returns the keys matching the glob pattern (Redis KEYS syntax, see
+// Match), sorted.
 func (s *Store) Keys(pattern string) []string {
 	var out []string
 	for i := range s.shards {
@@ -235,6 +234,31 @@ func (s *Store) Flush(fn func()) {
 	}
 }
 
+// FlushLog logs one record (for example FLUSHALL) and removes every key,
+// both under all shard locks, so the record sits at a consistent cut of the
+// log. If logging fails nothing is removed and the error is returned, so
+// memory and log stay in agreement. It returns the record's sequence number
+// (0 without a logger).
+func (s *Store) FlushLog(args ...[]byte) (seq uint64, err error) {
+	for i := range s.shards {
+		s.shards[i].mu.Lock()
+	}
+	defer func() {
+		for i := range s.shards {
+			s.shards[i].mu.Unlock()
+		}
+	}()
+	if s.log != nil {
+		if seq, err = s.log.Append(args); err != nil {
+			return 0, err
+		}
+	}
+	for i := range s.shards {
+		s.shards[i].m = make(map[string]Value)
+	}
+	return seq, nil
+}
+
 // MemoryUsage sums the values' MemoryUsage and the key lengths.
 func (s *Store) MemoryUsage() uint64 {
 	var n uint64
@@ -249,12 +273,105 @@ func (s *Store) MemoryUsage() uint64 {
 	return n
 }
 
-// Match reports whether name matches the Redis glob pattern (*, ?, [...],
-// backslash escapes). A malformed pattern matches nothing.
+// Match reports whether name matches the glob pattern with the semantics of
+// Redis's stringmatchlen (KEYS, SCAN MATCH, CONFIG GET):
+//
+//   - '*' matches any run of bytes, including '/' and the empty run;
+//   - '?' matches exactly one byte;
+//   - '[abc]', '[a-z]' (reversed ranges like '[z-a]' also work) and '[^…]'
+//     match one byte of (or, with '^', not of) the class; inside a class a
+//     backslash escapes the next byte; '[]' matches nothing; a class left
+//     open at the end of the pattern ends there;
+//   - '\x' matches x literally; a trailing lone backslash matches '\'.
+//
+// Matching is byte-wise and case-sensitive. Every non-star token matches
+// exactly one byte, so a greedy scan that backtracks only to the last star
+// is exact and runs in O(len(pattern)·len(name)) without recursion (Redis
+// recurses and gives up beyond 1000 nested stars; this never gives up).
 func Match(pattern, name string) bool {
 	if pattern == "*" {
 		return true
 	}
-	ok, err := path.Match(pattern, name)
-	return err == nil && ok
+	p, s := 0, 0
+	starP, starS := -1, 0
+	for s < len(name) {
+		if p < len(pattern) && pattern[p] == '*' {
+			for p < len(pattern) && pattern[p] == '*' {
+				p++
+			}
+			if p == len(pattern) {
+				return true
+			}
+			starP, starS = p, s
+			continue
+		}
+		if p < len(pattern) {
+			if ok, next := matchToken(pattern, p, name[s]); ok {
+				p = next
+				s++
+				continue
+			}
+		}
+		if starP < 0 {
+			return false
+		}
+		// Let the last star absorb one more byte and retry from there.
+		starS++
+		p, s = starP, starS
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
+}
+
+// matchToken matches the single pattern token starting at pattern[p]
+// (anything but '*') against byte c. It returns whether it matched and the
+// index just past the token; the token's extent never depends on c.
+func matchToken(pattern string, p int, c byte) (bool, int) {
+	switch pattern[p] {
+	case '?':
+		return true, p + 1
+	case '\\':
+		if len(pattern)-p >= 2 {
+			p++
+		}
+		return pattern[p] == c, p + 1
+	case '[':
+		p++
+		not := p < len(pattern) && pattern[p] == '^'
+		if not {
+			p++
+		}
+		match := false
+		for {
+			rest := len(pattern) - p
+			if rest >= 2 && pattern[p] == '\\' {
+				p++
+				if pattern[p] == c {
+					match = true
+				}
+			} else if rest >= 1 && pattern[p] == ']' {
+				break
+			} else if rest <= 0 {
+				// Unterminated class: it ends with the pattern.
+				return match != not, len(pattern)
+			} else if rest >= 3 && pattern[p+1] == '-' {
+				lo, hi := pattern[p], pattern[p+2]
+				if lo > hi {
+					lo, hi = hi, lo
+				}
+				if c >= lo && c <= hi {
+					match = true
+				}
+				p += 2
+			} else if pattern[p] == c {
+				match = true
+			}
+			p++
+		}
+		return match != not, p + 1
+	default:
+		return pattern[p] == c, p + 1
+	}
 }

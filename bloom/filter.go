@@ -1,0 +1,537 @@
+package bloom
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"sync/atomic"
+)
+
+const (
+	// MaxBits is the largest m (number of bits) of one Filter: 2^40 bits,
+	// which is 128 GiB of memory. Index arithmetic is 64-bit throughout, so
+	// every m up to MaxBits works, including m > 2^32. Validation against
+	// MaxBits is not a memory budget: callers that take sizes from untrusted
+	// input must also apply their own limit (ScalableConfig.MaxBytes does
+	// this for Scalable).
+	MaxBits uint64 = 1 << 40
+
+	// MaxK is the largest number of probes k of one Filter. The classic
+	// formula never exceeds about 1076 for any representable p > 0
+	// (k ≈ −log2 p); larger k would only cost time. Each probe costs one
+	// memory access.
+	MaxK uint32 = 2048
+)
+
+// Filter is a classic Bloom filter: a bitset of m bits and k probes per key,
+// with probe positions from double hashing (Kirsch & Mitzenmacher 2006):
+//
+//	x_i = (h1 + i·h2) mod m,   i = 0 … k−1,
+//
+// computed in uint64 wrap-around arithmetic, where (h1, h2) is the key's hash
+// pair (see Hash and HashID). Bit x lives in word x/64 at bit x mod 64; the
+// words serialize little-endian, so bit x is also byte x/8 under mask
+// 1<<(x mod 8) (the layout RedisBloom uses).
+//
+// Memory: 8·⌈m/64⌉ bytes plus a fixed header. Add and Test cost one hash of
+// the key plus at most k memory accesses and k 64-bit divisions; Test stops
+// at the first clear bit. They do not allocate.
+//
+// Concurrency: Add, Test, TestAndAdd, their Hash/String/Many forms, N, Stats,
+// Clone, ReadBitsAt, Union and Intersect (on the receiver) and the encoders
+// are safe to call from many goroutines at once: bits are read with
+// atomic.LoadUint64 and set with atomic.OrUint64, never with a lock. A Test
+// that runs concurrently with an Add of the same key may see it or not; once
+// Add has returned, every later Test of that key reports true. An encoding
+// taken during concurrent Adds holds a valid filter containing at least the
+// keys added before the encoding started. SetN, SetHash, WriteBitsAt and
+// UnmarshalBinary/ReadFrom replace state and must not run concurrently with
+// other use of the same Filter.
+//
+// The zero Filter is not usable; create one with New or NewWithMK.
+type Filter struct {
+	bits     []uint64
+	m        uint64
+	k        uint32
+	hashID   HashID
+	seed     uint64
+	n        atomic.Uint64
+	capacity uint64  // n the filter was sized for; 0 if unknown
+	targetP  float64 // p the filter was sized for; 0 if unknown
+}
+
+// ClassicSizing returns the classic optimal parameters for n items at
+// false-positive rate p:
+//
+//	m = ⌈−n·ln p / (ln 2)²⌉ bits,   k = round((m/n)·ln 2), at least 1.
+//
+// It returns an error wrapping ErrInvalidParameter if n = 0 or p is not in
+// the open interval (0, 1) (including NaN and ±Inf), and one wrapping
+// ErrTooLarge if m would exceed MaxBits. Every n ≥ 1 with a representable
+// p > 0 that fits MaxBits is valid: for example n = 1, p = 1e-300 gives
+// m = 1438, k = 997. ClassicSizing is a Sizing.
+func ClassicSizing(n uint64, p float64) (m uint64, k uint32, err error) {
+	if n == 0 {
+		return 0, 0, fmt.Errorf("%w: capacity n must be at least 1, got 0", ErrInvalidParameter)
+	}
+	if !(p > 0 && p < 1) {
+		return 0, 0, fmt.Errorf("%w: false-positive rate p must be in (0, 1), got %v", ErrInvalidParameter, p)
+	}
+	mf := math.Ceil(-float64(n) * math.Log(p) / (math.Ln2 * math.Ln2))
+	if !(mf <= float64(MaxBits)) {
+		return 0, 0, fmt.Errorf("%w: n=%d, p=%v needs %.4g bits, more than MaxBits (%d)", ErrTooLarge, n, p, mf, MaxBits)
+	}
+	m = uint64(mf)
+	if m < 1 {
+		m = 1
+	}
+	kf := math.Round(float64(m) / float64(n) * math.Ln2)
+	switch {
+	case kf < 1:
+		k = 1
+	case kf > float64(MaxK):
+		return 0, 0, fmt.Errorf("%w: n=%d, p=%v needs k=%.0f probes, more than MaxK (%d)", ErrTooLarge, n, p, kf, MaxK)
+	default:
+		k = uint32(kf)
+	}
+	return m, k, nil
+}
+
+// New returns an empty Filter sized by ClassicSizing for n items at
+// false-positive rate p, using hash HashXXH3_128 with seed 0. Errors are
+// those of ClassicSizing. The returned filter records n and p as its
+// capacity and target p (see Stats). It allocates 8·⌈m/64⌉ bytes.
+func New(n uint64, p float64) (*Filter, error) {
+	m, k, err := ClassicSizing(n, p)
+	if err != nil {
+		return nil, err
+	}
+	f, err := NewWithMK(m, k)
+	if err != nil {
+		return nil, err
+	}
+	f.capacity, f.targetP = n, p
+	return f, nil
+}
+
+// NewWithMK returns an empty Filter with exactly m bits and k probes, using
+// hash HashXXH3_128 with seed 0. m must be in [1, MaxBits] (0 gives
+// ErrInvalidParameter, more gives ErrTooLarge) and k in [1, MaxK]
+// (ErrInvalidParameter otherwise). Capacity and target p are unknown (0).
+// It allocates 8·⌈m/64⌉ bytes.
+func NewWithMK(m uint64, k uint32) (*Filter, error) {
+	if err := checkMK(m, k); err != nil {
+		return nil, err
+	}
+	return &Filter{
+		bits:   make([]uint64, words(m)),
+		m:      m,
+		k:      k,
+		hashID: HashXXH3_128,
+	}, nil
+}
+
+func checkMK(m uint64, k uint32) error {
+	switch {
+	case m == 0:
+		return fmt.Errorf("%w: m must be at least 1 bit, got 0", ErrInvalidParameter)
+	case m > MaxBits:
+		return fmt.Errorf("%w: m=%d bits is more than MaxBits (%d)", ErrTooLarge, m, MaxBits)
+	case k == 0:
+		return fmt.Errorf("%w: k must be at least 1, got 0", ErrInvalidParameter)
+	case k > MaxK:
+		return fmt.Errorf("%w: k=%d is more than MaxK (%d)", ErrInvalidParameter, k, MaxK)
+	}
+	return nil
+}
+
+// words returns ⌈m/64⌉ for m ≤ MaxBits.
+func words(m uint64) uint64 { return (m + 63) >> 6 }
+
+// SetHash records that the filter's hash pairs come from hash id with the
+// given seed. It changes no bits: call it before adding anything. The key
+// methods then hash with (id, seed); for an id other than HashXXH3_128 they
+// panic (see CanHashKeys). Programs that
+// hash themselves (the RedisBloom layer, with HashMurmur64A) use the *Hash
+// methods only. id 0 is reserved and gives ErrInvalidParameter. Not safe for
+// concurrent use.
+func (f *Filter) SetHash(id HashID, seed uint64) error {
+	if id == 0 {
+		return fmt.Errorf("%w: hash ID 0 is reserved", ErrInvalidParameter)
+	}
+	f.hashID, f.seed = id, seed
+	return nil
+}
+
+// HashID returns the ID of the hash function the filter's bits were built
+// with (HashXXH3_128 unless SetHash changed it).
+func (f *Filter) HashID() HashID { return f.hashID }
+
+// HashSeed returns the seed of the filter's hash function.
+func (f *Filter) HashSeed() uint64 { return f.seed }
+
+// M returns the number of bits m.
+func (f *Filter) M() uint64 { return f.m }
+
+// K returns the number of probes k per key.
+func (f *Filter) K() uint32 { return f.k }
+
+// N returns the number of items added: the number of Add-type calls that set
+// at least one new bit. An add whose k bits were all already set (a
+// duplicate, or a false positive) does not count, so N ≤ the number of
+// distinct keys added; this is RedisBloom's "size". Union and Intersect
+// change N (see there); SetN overwrites it. Safe for concurrent use.
+func (f *Filter) N() uint64 { return f.n.Load() }
+
+// SetN overwrites the item count, for restoring a filter from an external
+// dump. It changes no bits.
+func (f *Filter) SetN(n uint64) { f.n.Store(n) }
+
+// Capacity returns the number of items the filter was sized for (New's n),
+// or 0 if it was built from raw m and k.
+func (f *Filter) Capacity() uint64 { return f.capacity }
+
+// TargetP returns the false-positive rate the filter was sized for (New's
+// p), or 0 if it was built from raw m and k.
+func (f *Filter) TargetP() float64 { return f.targetP }
+
+// SetSizing records the capacity and target false-positive rate a filter
+// built with NewWithMK was sized for (Scalable does this for its links). It
+// changes no bits; values are reported by Stats and encoded. p must be 0
+// (unknown) or in (0, 1): ErrInvalidParameter otherwise. Not safe for
+// concurrent use.
+func (f *Filter) SetSizing(capacity uint64, p float64) error {
+	if !(p == 0 || (p > 0 && p < 1)) {
+		return fmt.Errorf("%w: target p must be 0 or in (0, 1), got %v", ErrInvalidParameter, p)
+	}
+	f.capacity, f.targetP = capacity, p
+	return nil
+}
+
+// SizeBytes returns the size of the bitset in bytes: 8·⌈m/64⌉.
+func (f *Filter) SizeBytes() uint64 { return uint64(len(f.bits)) * 8 }
+
+// Add inserts key and reports whether at least one of its k bits was newly
+// set ("added"). A false result means key, or a set of keys colliding on all
+// its bits, was already present. Cost: one hash plus k probes; no
+// allocation. Safe for concurrent use.
+func (f *Filter) Add(key []byte) bool {
+	h1, h2 := keyHash(f.hashID, f.seed, key)
+	return f.AddHash(h1, h2)
+}
+
+// AddString is Add for a string key (no copy).
+func (f *Filter) AddString(key string) bool {
+	h1, h2 := keyHashString(f.hashID, f.seed, key)
+	return f.AddHash(h1, h2)
+}
+
+// AddHash inserts the item with hash pair (h1, h2): it sets the bits
+// x_i = (h1 + i·h2) mod m for i = 0 … k−1, in uint64 wrap-around arithmetic,
+// and reports whether at least one bit was newly set; only then N grows by
+// one. No allocation. Safe for concurrent use.
+func (f *Filter) AddHash(h1, h2 uint64) bool {
+	if f.setBits(h1, h2) {
+		f.n.Add(1)
+		return true
+	}
+	return false
+}
+
+// setBits sets the k bits of (h1, h2) and reports whether any was new.
+func (f *Filter) setBits(h1, h2 uint64) bool {
+	b, m := f.bits, f.m
+	added := false
+	for i := f.k; i > 0; i-- {
+		x := h1 % m
+		w := &b[x>>6]
+		mask := uint64(1) << (x & 63)
+		if atomic.LoadUint64(w)&mask == 0 && atomic.OrUint64(w, mask)&mask == 0 {
+			added = true
+		}
+		h1 += h2
+	}
+	return added
+}
+
+// Test reports whether key may be in the set: false means definitely not
+// (no false negatives), true means present or a false positive. Cost: one
+// hash plus at most k probes, stopping at the first clear bit; no
+// allocation. Safe for concurrent use.
+func (f *Filter) Test(key []byte) bool {
+	h1, h2 := keyHash(f.hashID, f.seed, key)
+	return f.TestHash(h1, h2)
+}
+
+// TestString is Test for a string key (no copy).
+func (f *Filter) TestString(key string) bool {
+	h1, h2 := keyHashString(f.hashID, f.seed, key)
+	return f.TestHash(h1, h2)
+}
+
+// TestHash reports whether all k bits x_i = (h1 + i·h2) mod m are set. No
+// allocation. Safe for concurrent use.
+func (f *Filter) TestHash(h1, h2 uint64) bool {
+	b, m := f.bits, f.m
+	for i := f.k; i > 0; i-- {
+		x := h1 % m
+		if atomic.LoadUint64(&b[x>>6])&(uint64(1)<<(x&63)) == 0 {
+			return false
+		}
+		h1 += h2
+	}
+	return true
+}
+
+// TestAndAdd adds key and reports whether it was (maybe) present before:
+// present is true exactly when all k bits were already set, i.e. it is
+// !Add(key). Safe for concurrent use.
+func (f *Filter) TestAndAdd(key []byte) (present bool) {
+	h1, h2 := keyHash(f.hashID, f.seed, key)
+	return !f.AddHash(h1, h2)
+}
+
+// TestAndAddHash is TestAndAdd for a hash pair: !AddHash(h1, h2).
+func (f *Filter) TestAndAddHash(h1, h2 uint64) (present bool) {
+	return !f.AddHash(h1, h2)
+}
+
+// AddMany adds every key of keys, as Add would. No allocation. Safe for
+// concurrent use.
+func (f *Filter) AddMany(keys [][]byte) {
+	for _, key := range keys {
+		h1, h2 := keyHash(f.hashID, f.seed, key)
+		f.AddHash(h1, h2)
+	}
+}
+
+// TestMany tests every key of keys and returns out with out[i] = Test(keys[i]).
+// It reuses out's storage when cap(out) ≥ len(keys) (then it does not
+// allocate) and returns a slice of length len(keys). Safe for concurrent use.
+func (f *Filter) TestMany(keys [][]byte, out []bool) []bool {
+	out = slices.Grow(out[:0], len(keys))[:len(keys)]
+	for i, key := range keys {
+		h1, h2 := keyHash(f.hashID, f.seed, key)
+		out[i] = f.TestHash(h1, h2)
+	}
+	return out
+}
+
+// Stats describes a filter's parameters and fill.
+type Stats struct {
+	M       uint64 // bits
+	K       uint32 // probes per key
+	Bytes   uint64 // memory of the bitset in bytes (SizeBytes)
+	N       uint64 // items added (see Filter.N)
+	SetBits uint64 // bits set to one (population count)
+
+	// FillRatio is SetBits / M, in [0, 1].
+	FillRatio float64
+	// EstimatedFPR is FillRatio^K: the probability that a key never added
+	// tests positive, given the current fill.
+	EstimatedFPR float64
+	// EstimatedCardinality is the number of distinct keys estimated from the
+	// fill (Swamidass & Baldi 2007): −(m/k)·ln(1 − SetBits/m). It is +Inf
+	// when every bit is set.
+	EstimatedCardinality float64
+
+	Capacity uint64  // items the filter was sized for; 0 if unknown
+	TargetP  float64 // false-positive rate it was sized for; 0 if unknown
+}
+
+// Stats returns the filter's statistics. Cost: one pass over the bitset
+// (m/64 words). Safe for concurrent use; under concurrent Adds the values
+// are a consistent lower bound, not a snapshot.
+func (f *Filter) Stats() Stats {
+	var set uint64
+	for i := range f.bits {
+		set += uint64(bits.OnesCount64(atomic.LoadUint64(&f.bits[i])))
+	}
+	m, k := float64(f.m), float64(f.k)
+	fill := float64(set) / m
+	return Stats{
+		M:                    f.m,
+		K:                    f.k,
+		Bytes:                f.SizeBytes(),
+		N:                    f.N(),
+		SetBits:              set,
+		FillRatio:            fill,
+		EstimatedFPR:         math.Pow(fill, k),
+		EstimatedCardinality: -(m / k) * math.Log1p(-fill),
+		Capacity:             f.capacity,
+		TargetP:              f.targetP,
+	}
+}
+
+// Compatible returns nil if f and g can be merged: same m, k, hash ID and
+// hash seed. Otherwise it returns an error wrapping ErrIncompatible that
+// names both values, e.g. "bloom: incompatible filters: k 7 != k 5".
+func (f *Filter) Compatible(g *Filter) error {
+	switch {
+	case f.m != g.m:
+		return fmt.Errorf("%w: m %d != m %d", ErrIncompatible, f.m, g.m)
+	case f.k != g.k:
+		return fmt.Errorf("%w: k %d != k %d", ErrIncompatible, f.k, g.k)
+	case f.hashID != g.hashID:
+		return fmt.Errorf("%w: hash %v != hash %v", ErrIncompatible, f.hashID, g.hashID)
+	case f.seed != g.seed:
+		return fmt.Errorf("%w: seed %#x != seed %#x", ErrIncompatible, f.seed, g.seed)
+	}
+	return nil
+}
+
+// Union sets f to the union of f and g (bitwise OR), so f then tests
+// positive for every key added to either; its false-positive rate is that
+// of a filter holding both sets. The filters must be Compatible; otherwise
+// f is unchanged and the error wraps ErrIncompatible. N becomes f.N()+g.N()
+// (saturating), an upper bound on the items added to either; f.Union(f)
+// changes nothing. Capacity and
+// target p are kept. Cost: one pass over m/64 words. Concurrent Adds to f
+// and g are safe; the result contains at least the keys added to either
+// before Union started.
+func (f *Filter) Union(g *Filter) error {
+	if err := f.Compatible(g); err != nil {
+		return err
+	}
+	if g == f {
+		return nil // idempotent; N unchanged
+	}
+	for i := range f.bits {
+		if v := atomic.LoadUint64(&g.bits[i]); v != 0 {
+			atomic.OrUint64(&f.bits[i], v)
+		}
+	}
+	s, c := bits.Add64(f.N(), g.N(), 0)
+	if c != 0 {
+		s = math.MaxUint64
+	}
+	f.n.Store(s)
+	return nil
+}
+
+// Intersect sets f to the bitwise AND of f and g. Every key added to both
+// still tests positive (no false negatives for the intersection), but the
+// false-positive rate can be higher than that of a filter built from the
+// intersection of the two sets. The filters must be Compatible; otherwise f
+// is unchanged and the error wraps ErrIncompatible. N becomes
+// min(f.N(), g.N()), an upper bound on the items in both. Cost: one pass
+// over m/64 words. Must not run concurrently with Adds to f (they could be
+// lost); concurrent Tests are safe.
+func (f *Filter) Intersect(g *Filter) error {
+	if err := f.Compatible(g); err != nil {
+		return err
+	}
+	for i := range f.bits {
+		atomic.AndUint64(&f.bits[i], atomic.LoadUint64(&g.bits[i]))
+	}
+	f.n.Store(min(f.N(), g.N()))
+	return nil
+}
+
+// Clone returns an independent copy of f. Cost: one allocation of
+// SizeBytes() and one pass. Safe for concurrent use (see Filter).
+func (f *Filter) Clone() *Filter {
+	c := &Filter{
+		bits:     make([]uint64, len(f.bits)),
+		m:        f.m,
+		k:        f.k,
+		hashID:   f.hashID,
+		seed:     f.seed,
+		capacity: f.capacity,
+		targetP:  f.targetP,
+	}
+	c.n.Store(f.N())
+	for i := range f.bits {
+		c.bits[i] = atomic.LoadUint64(&f.bits[i])
+	}
+	return c
+}
+
+// Equal reports whether f and g have the same parameters (m, k, hash ID,
+// seed, capacity, target p), the same N and the same bits.
+func (f *Filter) Equal(g *Filter) bool {
+	if f.Compatible(g) != nil || f.N() != g.N() || f.capacity != g.capacity ||
+		math.Float64bits(f.targetP) != math.Float64bits(g.targetP) {
+		return false
+	}
+	for i := range f.bits {
+		if atomic.LoadUint64(&f.bits[i]) != atomic.LoadUint64(&g.bits[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadBitsAt copies the raw bitset, starting at byte offset off, into dst
+// and returns the number of bytes copied: min(len(dst), SizeBytes()−off),
+// or 0 if off ≥ SizeBytes(). Byte j of the bitset holds bits 8j … 8j+7, bit
+// x under mask 1<<(x mod 8) (the little-endian serialization of the words).
+// This is the data part of RedisBloom's SCANDUMP. No allocation. Safe for
+// concurrent use (bytes set concurrently may or may not be seen).
+func (f *Filter) ReadBitsAt(dst []byte, off uint64) int {
+	size := f.SizeBytes()
+	if off >= size {
+		return 0
+	}
+	if uint64(len(dst)) > size-off {
+		dst = dst[:size-off]
+	}
+	var tmp [8]byte
+	i := 0
+	for i < len(dst) {
+		binary.LittleEndian.PutUint64(tmp[:], atomic.LoadUint64(&f.bits[off>>3]))
+		c := copy(dst[i:], tmp[off&7:])
+		i += c
+		off += uint64(c)
+	}
+	return len(dst)
+}
+
+// WriteBitsAt overwrites the raw bitset at byte offset off with src (the
+// inverse of ReadBitsAt; RedisBloom's LOADCHUNK). It returns an error
+// wrapping ErrInvalidParameter, and changes nothing, if off+len(src) >
+// SizeBytes(). Bits at positions ≥ M() (padding in the last word) are kept
+// zero. It does not change N (use SetN). It may clear bits, so it must not
+// run concurrently with Adds to f (they could be lost); it never tears a
+// concurrent Test's word read.
+func (f *Filter) WriteBitsAt(src []byte, off uint64) error {
+	size := f.SizeBytes()
+	if off > size || uint64(len(src)) > size-off {
+		return fmt.Errorf("%w: writing %d bytes at offset %d overflows the %d-byte bitset", ErrInvalidParameter, len(src), off, size)
+	}
+	var val, msk [8]byte
+	for len(src) > 0 {
+		wi := off >> 3
+		start := off & 7
+		val, msk = [8]byte{}, [8]byte{}
+		c := copy(val[start:], src)
+		for j := start; j < start+uint64(c); j++ {
+			msk[j] = 0xff
+		}
+		v := binary.LittleEndian.Uint64(val[:])
+		mask := binary.LittleEndian.Uint64(msk[:])
+		if wi == uint64(len(f.bits))-1 {
+			mask &= lastWordMask(f.m)
+		}
+		w := &f.bits[wi]
+		for {
+			old := atomic.LoadUint64(w)
+			if atomic.CompareAndSwapUint64(w, old, old&^mask|v&mask) {
+				break
+			}
+		}
+		src = src[c:]
+		off += uint64(c)
+	}
+	return nil
+}
+
+// lastWordMask returns the mask of the bits of the last word that are below m.
+func lastWordMask(m uint64) uint64 {
+	if r := m & 63; r != 0 {
+		return uint64(1)<<r - 1
+	}
+	return math.MaxUint64
+}

@@ -1,0 +1,641 @@
+package bloom
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func mustNew(t testing.TB, n uint64, p float64) *Filter {
+	t.Helper()
+	f, err := New(n, p)
+	if err != nil {
+		t.Fatalf("New(%d, %v): %v", n, p, err)
+	}
+	return f
+}
+
+func TestNoFalseNegatives(t *testing.T) {
+	const n = 50000
+	for _, fam := range keyFamilies {
+		t.Run(fam.name, func(t *testing.T) {
+			f := mustNew(t, n, 0.01)
+			var buf []byte
+			for i := uint64(0); i < n; i++ {
+				buf = fam.key(buf, i)
+				f.Add(buf)
+			}
+			for i := uint64(0); i < n; i++ {
+				buf = fam.key(buf, i)
+				if !f.Test(buf) || !f.TestString(string(buf)) {
+					t.Fatalf("false negative for key %q", buf)
+				}
+			}
+		})
+	}
+	t.Run("random", func(t *testing.T) {
+		f := mustNew(t, n, 0.001)
+		rng := splitmix64(1)
+		keys := make([][]byte, n)
+		for i := range keys {
+			keys[i] = rng.randomKey(nil)
+		}
+		f.AddMany(keys)
+		for _, ok := range f.TestMany(keys, nil) {
+			if !ok {
+				t.Fatal("false negative after AddMany")
+			}
+		}
+	})
+	t.Run("string-forms", func(t *testing.T) {
+		f := mustNew(t, 1000, 0.01)
+		for i := range 1000 {
+			f.AddString(fmt.Sprintf("user-%d", i))
+		}
+		for i := range 1000 {
+			k := fmt.Sprintf("user-%d", i)
+			if !f.Test([]byte(k)) || !f.TestString(k) {
+				t.Fatalf("false negative for %q", k)
+			}
+		}
+	})
+}
+
+func TestAddReportsNewBitsAndCountsN(t *testing.T) {
+	f := mustNew(t, 1000, 0.01)
+	if !f.Add([]byte("x")) {
+		t.Fatal("first Add reported not added")
+	}
+	if f.Add([]byte("x")) || f.AddString("x") {
+		t.Fatal("second Add reported added")
+	}
+	if !f.TestAndAdd([]byte("x")) {
+		t.Fatal("TestAndAdd of present key reported absent")
+	}
+	if f.TestAndAdd([]byte("y")) {
+		t.Fatal("TestAndAdd of new key reported present")
+	}
+	if got := f.N(); got != 2 {
+		t.Fatalf("N = %d, want 2", got)
+	}
+	h1, h2 := Hash([]byte("z"))
+	if f.TestHash(h1, h2) || f.TestAndAddHash(h1, h2) || !f.TestAndAddHash(h1, h2) {
+		t.Fatal("hash forms disagree")
+	}
+	if !f.Test([]byte("z")) {
+		t.Fatal("key added by hash pair not found by key")
+	}
+	if s1, s2 := HashString("z"); s1 != h1 || s2 != h2 {
+		t.Fatal("HashString != Hash")
+	}
+	f.SetN(42)
+	if f.N() != 42 {
+		t.Fatal("SetN")
+	}
+}
+
+// TestProbePositions pins the exact probe formula the RedisBloom layer relies
+// on: x_i = (h1 + i·h2) mod m in uint64 wrap-around arithmetic.
+func TestProbePositions(t *testing.T) {
+	cases := []struct {
+		m      uint64
+		k      uint32
+		h1, h2 uint64
+	}{
+		{1000, 5, math.MaxUint64 - 3, 1<<63 + 7},
+		{1152, 8, 0x0123456789abcdef, 0xfedcba9876543210},
+		{64, 7, 5, 0},
+		{1 << 20, 11, 1 << 62, 3 << 62},
+		{1, 3, 12345, 678},
+		{977, 4, math.MaxUint64, math.MaxUint64},
+	}
+	for _, c := range cases {
+		f, err := NewWithMK(c.m, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[uint64]bool{}
+		for i := uint64(0); i < uint64(c.k); i++ {
+			want[(c.h1+i*c.h2)%c.m] = true
+		}
+		if !f.AddHash(c.h1, c.h2) || f.N() != 1 {
+			t.Fatalf("%+v: AddHash on empty filter reported not added", c)
+		}
+		raw := make([]byte, f.SizeBytes())
+		f.ReadBitsAt(raw, 0)
+		for x := uint64(0); x < c.m; x++ {
+			set := raw[x>>3]&(1<<(x&7)) != 0
+			if set != want[x] {
+				t.Fatalf("%+v: bit %d set=%v, want %v", c, x, set, want[x])
+			}
+		}
+		if !f.TestHash(c.h1, c.h2) {
+			t.Fatalf("%+v: TestHash false after AddHash", c)
+		}
+	}
+}
+
+func TestConstructorParameterTable(t *testing.T) {
+	ns := []uint64{0, 1, 1 << 63}
+	ps := []float64{0, 1, 1.5, -0.1, math.NaN(), math.Inf(1), math.Inf(-1), 1e-300, 0.01}
+	for _, n := range ns {
+		for _, p := range ps {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			f, err := New(n, p)
+			runtime.ReadMemStats(&after)
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+				t.Errorf("New(%d, %v) allocated %d bytes", n, p, alloc)
+			}
+			var want error
+			switch {
+			case n == 0 || !(p > 0 && p < 1):
+				want = ErrInvalidParameter
+			case n == 1<<63:
+				want = ErrTooLarge
+			}
+			if want != nil {
+				if !errors.Is(err, want) || f != nil {
+					t.Errorf("New(%d, %v) = %v, %v; want error %v", n, p, f, err, want)
+				}
+				if err != nil && !strings.HasPrefix(err.Error(), "bloom: ") {
+					t.Errorf("error %q lacks the bloom: prefix", err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("New(%d, %v): %v", n, p, err)
+				continue
+			}
+			// Documented: n = 1, p = 1e-300 is valid (m = 1438, k = 997).
+			wantM, wantK := uint64(10), uint32(7)
+			if p == 1e-300 {
+				wantM, wantK = 1438, 997
+			}
+			if f.M() != wantM || f.K() != wantK || f.Capacity() != n || f.TargetP() != p {
+				t.Errorf("New(%d, %v): m=%d k=%d cap=%d p=%v, want m=%d k=%d", n, p, f.M(), f.K(), f.Capacity(), f.TargetP(), wantM, wantK)
+			}
+			if !f.Add([]byte("a")) || !f.Test([]byte("a")) {
+				t.Errorf("New(%d, %v): filter does not work", n, p)
+			}
+		}
+	}
+}
+
+func TestClassicSizingFormula(t *testing.T) {
+	for _, c := range []struct {
+		n    uint64
+		p    float64
+		m    uint64
+		k    uint32
+		bits string
+	}{
+		{1000, 0.01, 9586, 7, ""},
+		{1e6, 0.01, 9585059, 7, ""},
+		{1e4, 0.1, 47926, 3, ""},
+		{1e6, 0.001, 14377588, 10, ""},
+		{1, 0.9999, 1, 1, ""},
+	} {
+		m, k, err := ClassicSizing(c.n, c.p)
+		if err != nil || m != c.m || k != c.k {
+			t.Errorf("ClassicSizing(%d, %v) = %d, %d, %v; want %d, %d", c.n, c.p, m, k, err, c.m, c.k)
+		}
+	}
+}
+
+func TestNewWithMKParameterTable(t *testing.T) {
+	for _, c := range []struct {
+		m    uint64
+		k    uint32
+		want error
+	}{
+		{0, 3, ErrInvalidParameter},
+		{1, 0, ErrInvalidParameter},
+		{64, MaxK + 1, ErrInvalidParameter},
+		{64, math.MaxUint32, ErrInvalidParameter},
+		{MaxBits + 1, 3, ErrTooLarge},
+		{math.MaxUint64, 3, ErrTooLarge},
+		{1, 1, nil},
+		{100, MaxK, nil},
+	} {
+		f, err := NewWithMK(c.m, c.k)
+		if !errors.Is(err, c.want) || (c.want == nil) != (f != nil) {
+			t.Errorf("NewWithMK(%d, %d) = %v; want %v", c.m, c.k, err, c.want)
+		}
+		if f != nil && (f.Capacity() != 0 || f.TargetP() != 0 || f.SizeBytes() != words(c.m)*8) {
+			t.Errorf("NewWithMK(%d, %d): capacity %d, target %v, bytes %d", c.m, c.k, f.Capacity(), f.TargetP(), f.SizeBytes())
+		}
+	}
+	// MaxBits itself is valid (checked without allocating 128 GiB).
+	if err := checkMK(MaxBits, MaxK); err != nil {
+		t.Errorf("checkMK(MaxBits, MaxK): %v", err)
+	}
+}
+
+func TestUnionIntersect(t *testing.T) {
+	a, b := mustNew(t, 2000, 0.01), mustNew(t, 2000, 0.01)
+	var buf []byte
+	for i := uint64(0); i < 1500; i++ {
+		buf = userKey(buf, i)
+		a.Add(buf) // 0..1499
+		buf = userKey(buf, i+1000)
+		b.Add(buf) // 1000..2499
+	}
+	u := a.Clone()
+	if err := u.Union(b); err != nil {
+		t.Fatal(err)
+	}
+	u2 := b.Clone()
+	if err := u2.Union(a); err != nil {
+		t.Fatal(err)
+	}
+	in := a.Clone()
+	if err := in.Intersect(b); err != nil {
+		t.Fatal(err)
+	}
+	for i := uint64(0); i < 2500; i++ {
+		buf = userKey(buf, i)
+		if !u.Test(buf) {
+			t.Fatalf("union lost %q", buf)
+		}
+		if i >= 1000 && i < 1500 && !in.Test(buf) {
+			t.Fatalf("intersection lost %q", buf)
+		}
+	}
+	// Commutativity, idempotence, bits.
+	if !bitsEqual(u, u2) {
+		t.Error("union not commutative")
+	}
+	u3 := u.Clone()
+	if err := u3.Union(u3); err != nil || !bitsEqual(u3, u) {
+		t.Error("union not idempotent")
+	}
+	if got := u.N(); got != a.N()+b.N() {
+		t.Errorf("union N = %d, want %d", got, a.N()+b.N())
+	}
+	if got := in.N(); got != min(a.N(), b.N()) {
+		t.Errorf("intersection N = %d", got)
+	}
+	if s := u.Stats(); s.SetBits < a.Stats().SetBits || s.SetBits < b.Stats().SetBits {
+		t.Error("union lost bits")
+	}
+	if s := in.Stats(); s.SetBits > a.Stats().SetBits || s.SetBits > b.Stats().SetBits {
+		t.Error("intersection gained bits")
+	}
+}
+
+func bitsEqual(a, b *Filter) bool {
+	if len(a.bits) != len(b.bits) {
+		return false
+	}
+	for i := range a.bits {
+		if a.bits[i] != b.bits[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestIncompatibleErrorsNameBothValues(t *testing.T) {
+	base, _ := NewWithMK(1000, 7)
+	k5, _ := NewWithMK(1000, 5)
+	m2, _ := NewWithMK(2000, 7)
+	hm, _ := NewWithMK(1000, 7)
+	_ = hm.SetHash(HashMurmur64A, 0)
+	sd, _ := NewWithMK(1000, 7)
+	_ = sd.SetHash(HashXXH3_128, 99)
+	for _, c := range []struct {
+		g    *Filter
+		want string
+	}{
+		{k5, "bloom: incompatible filters: k 7 != k 5"},
+		{m2, "bloom: incompatible filters: m 1000 != m 2000"},
+		{hm, "bloom: incompatible filters: hash xxh3-128 != hash murmur64a"},
+		{sd, "bloom: incompatible filters: seed 0x0 != seed 0x63"},
+	} {
+		before := base.Clone()
+		for name, op := range map[string]func(*Filter) error{"Union": base.Union, "Intersect": base.Intersect} {
+			err := op(c.g)
+			if !errors.Is(err, ErrIncompatible) || err.Error() != c.want {
+				t.Errorf("%s: got %v, want %q", name, err, c.want)
+			}
+		}
+		if !base.Equal(before) {
+			t.Error("failed merge changed the filter")
+		}
+	}
+}
+
+func TestStats(t *testing.T) {
+	f, _ := NewWithMK(1000, 3)
+	if s := f.Stats(); s != (Stats{M: 1000, K: 3, Bytes: 128}) {
+		t.Errorf("empty stats %+v", s)
+	}
+	f = mustNew(t, 10000, 0.01)
+	var buf []byte
+	for i := uint64(0); i < 10000; i++ {
+		f.Add(userKey(buf, i))
+	}
+	s := f.Stats()
+	if s.M != f.M() || s.K != 7 || s.Bytes != f.SizeBytes() || s.N != f.N() || s.Capacity != 10000 || s.TargetP != 0.01 {
+		t.Errorf("stats %+v", s)
+	}
+	if math.Abs(s.FillRatio-0.5) > 0.02 {
+		t.Errorf("fill ratio %v, want ≈ 0.5 at capacity", s.FillRatio)
+	}
+	if math.Abs(s.EstimatedFPR-0.01)/0.01 > 0.15 {
+		t.Errorf("estimated FPR %v, want ≈ 0.01", s.EstimatedFPR)
+	}
+	if math.Abs(s.EstimatedCardinality-10000)/10000 > 0.03 {
+		t.Errorf("estimated cardinality %v, want ≈ 10000", s.EstimatedCardinality)
+	}
+	if s.N > 10000 || s.N < 9900 {
+		t.Errorf("N = %d", s.N)
+	}
+	full, _ := NewWithMK(64, 1)
+	_ = full.WriteBitsAt([]byte{255, 255, 255, 255, 255, 255, 255, 255}, 0)
+	if s := full.Stats(); !math.IsInf(s.EstimatedCardinality, 1) || s.EstimatedFPR != 1 || s.SetBits != 64 {
+		t.Errorf("saturated stats %+v", s)
+	}
+}
+
+func TestCloneIsIndependent(t *testing.T) {
+	f := mustNew(t, 100, 0.01)
+	f.Add([]byte("a"))
+	c := f.Clone()
+	if !c.Equal(f) {
+		t.Fatal("clone differs")
+	}
+	c.Add([]byte("b"))
+	if f.N() != 1 || c.N() != 2 || c.Equal(f) || !c.Test([]byte("b")) {
+		t.Fatal("clone shares state")
+	}
+}
+
+func TestRawBits(t *testing.T) {
+	f := mustNew(t, 500, 0.01)
+	var buf []byte
+	for i := uint64(0); i < 500; i++ {
+		f.Add(prefixKey(buf, i))
+	}
+	size := f.SizeBytes()
+	all := make([]byte, size+10)
+	if n := f.ReadBitsAt(all, 0); uint64(n) != size {
+		t.Fatalf("ReadBitsAt read %d, want %d", n, size)
+	}
+	all = all[:size]
+	for x := uint64(0); x < f.M(); x++ {
+		if (all[x>>3]&(1<<(x&7)) != 0) != (f.bits[x>>6]&(1<<(x&63)) != 0) {
+			t.Fatalf("bit %d differs between byte and word view", x)
+		}
+	}
+	if f.ReadBitsAt(make([]byte, 8), size) != 0 || f.ReadBitsAt(make([]byte, 8), math.MaxUint64) != 0 {
+		t.Error("ReadBitsAt past the end read something")
+	}
+	// Restore in odd, unaligned chunks (SCANDUMP/LOADCHUNK).
+	g, _ := NewWithMK(f.M(), f.K())
+	chunk := make([]byte, 13)
+	for off := uint64(0); off < size; {
+		n := f.ReadBitsAt(chunk, off)
+		if err := g.WriteBitsAt(chunk[:n], off); err != nil {
+			t.Fatal(err)
+		}
+		off += uint64(n)
+	}
+	g.SetN(f.N())
+	if !bitsEqual(f, g) || g.N() != f.N() {
+		t.Fatal("chunked restore differs")
+	}
+	for _, c := range []struct {
+		n   int
+		off uint64
+	}{{1, size}, {int(size) + 1, 0}, {2, size - 1}, {1, math.MaxUint64}, {8, math.MaxUint64 - 4}} {
+		if err := g.WriteBitsAt(make([]byte, c.n), c.off); !errors.Is(err, ErrInvalidParameter) {
+			t.Errorf("WriteBitsAt(%d bytes, off %d) = %v", c.n, c.off, err)
+		}
+	}
+	if !bitsEqual(f, g) {
+		t.Fatal("failed WriteBitsAt changed bits")
+	}
+	// WriteBitsAt overwrites (can clear) and keeps padding past m zero.
+	p, _ := NewWithMK(20, 2)
+	if err := p.WriteBitsAt([]byte{0xff, 0xff, 0xff, 0xff}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.SetBits != 20 || p.N() != 0 {
+		t.Fatalf("padding: %d bits set, N %d", s.SetBits, p.N())
+	}
+	// Byte 1 becomes 0x0f: bits 8..11 stay set, 12..15 are cleared.
+	if err := p.WriteBitsAt([]byte{0x0f}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.bits[0]; got != 0xf0fff {
+		t.Fatalf("after overwrite word = %#x, want 0xf0fff", got)
+	}
+}
+
+// TestLargeFilter checks a filter of more than 2^32 bits (512 MiB): bit
+// indexes beyond 2^32 are set, found and visible at the right byte offset.
+func TestLargeFilter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 512 MiB")
+	}
+	const m = 1<<32 + 64*1024
+	f, err := NewWithMK(m, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GC()
+	// Pairs whose probes all land above 2^32: x_i = h1 + i·h2 < m.
+	pairs := [][2]uint64{
+		{1<<32 + 5, 1000},
+		{1<<32 + 64*1024 - 1, math.MaxUint64}, // h2 = −1: walks down from the top bit
+		{m + 1<<32 + 17, 3},                   // h1 ≥ m: reduced mod m to 2^32+17
+	}
+	for _, p := range pairs {
+		if f.TestHash(p[0], p[1]) {
+			t.Fatalf("pair %v present in empty region", p)
+		}
+		f.AddHash(p[0], p[1])
+		for i := uint64(0); i < 3; i++ {
+			x := (p[0] + i*p[1]) % m
+			if x <= 1<<32 {
+				t.Fatalf("test setup: position %d not beyond 2^32", x)
+			}
+			if f.bits[x>>6]&(1<<(x&63)) == 0 {
+				t.Fatalf("bit %d not set", x)
+			}
+			var b [1]byte
+			if f.ReadBitsAt(b[:], x>>3) != 1 || b[0]&(1<<(x&7)) == 0 {
+				t.Fatalf("bit %d not visible at byte offset %d", x, x>>3)
+			}
+		}
+		if !f.TestHash(p[0], p[1]) {
+			t.Fatalf("pair %v lost", p)
+		}
+	}
+	// Nothing landed in the low 2^32 bits (no 32-bit truncation).
+	for i := uint64(0); i < 1<<26; i += 1 << 14 {
+		if f.bits[i] != 0 {
+			t.Fatalf("word %d set: index truncated to 32 bits", i)
+		}
+	}
+	if f.bits[(1<<32+5)>>6] == 0 {
+		t.Fatal("expected high word set")
+	}
+	// Keys, too: find a key whose first probe lands beyond 2^32 (about 1
+	// in 65537 keys) and check the key path sets and finds that bit.
+	var buf []byte
+	found := false
+	for i := uint64(0); i < 5_000_000 && !found; i++ {
+		buf = userKey(buf, i)
+		h1, _ := Hash(buf)
+		if x := h1 % m; x >= 1<<32 {
+			found = true
+			f.Add(buf)
+			if f.bits[x>>6]&(1<<(x&63)) == 0 || !f.Test(buf) {
+				t.Fatalf("key %q: bit %d beyond 2^32 not set/found", buf, x)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no key with a probe beyond 2^32 found")
+	}
+}
+
+func TestConcurrentAddTest(t *testing.T) {
+	const writers, perWriter = 4, 5000
+	f := mustNew(t, writers*perWriter, 0.01)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for i := uint64(0); i < perWriter; i++ {
+				buf = userKey(buf, uint64(w)*perWriter+i)
+				if i%2 == 0 {
+					f.Add(buf)
+				} else {
+					f.AddHash(Hash(buf))
+				}
+				if !f.Test(buf) {
+					t.Errorf("key %q not found right after Add", buf)
+					return
+				}
+			}
+		}()
+	}
+	var rg sync.WaitGroup
+	for r := range 2 {
+		rg.Add(1)
+		go func() {
+			defer rg.Done()
+			var buf []byte
+			for i := uint64(0); ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				f.Test(userKey(buf, (i*7919+uint64(r))%(writers*perWriter)))
+				if i%1000 == 0 {
+					_ = f.Stats()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	rg.Wait()
+	var buf []byte
+	for i := uint64(0); i < writers*perWriter; i++ {
+		if !f.Test(userKey(buf, i)) {
+			t.Fatalf("false negative for %q after concurrent adds", buf)
+		}
+	}
+	if n := f.N(); n > writers*perWriter || n < writers*perWriter*98/100 {
+		t.Errorf("N = %d after %d distinct adds", n, writers*perWriter)
+	}
+}
+
+func TestZeroAllocations(t *testing.T) {
+	f := mustNew(t, 1000, 0.01)
+	s, err := NewScalable(ScalableConfig{Capacity: 1 << 20, ErrorRate: 0.01, Growth: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := []byte("some-key-16bytes")
+	skey := "some-key-16bytes"
+	h1, h2 := Hash(key)
+	keys := [][]byte{key, []byte("b"), []byte("c")}
+	out := make([]bool, 0, len(keys))
+	var stackKey [16]byte
+	for name, fn := range map[string]func(){
+		"Add":        func() { f.Add(key) },
+		"AddString":  func() { f.AddString(skey) },
+		"AddHash":    func() { f.AddHash(h1, h2) },
+		"Test":       func() { f.Test(key) },
+		"TestString": func() { f.TestString(skey) },
+		"TestHash":   func() { f.TestHash(h1, h2) },
+		"TestAndAdd": func() { f.TestAndAdd(key) },
+		"AddMany":    func() { f.AddMany(keys) },
+		"TestMany":   func() { out = f.TestMany(keys, out) },
+		"StackKey":   func() { stackKey[0]++; f.Test(stackKey[:]); f.Add(stackKey[:]) },
+		"Scalable":   func() { _, _ = s.AddHash(h1, h2); s.TestHash(h1, h2); s.Test(key) },
+	} {
+		if n := testing.AllocsPerRun(200, fn); n != 0 {
+			t.Errorf("%s allocates %v times per call", name, n)
+		}
+	}
+}
+
+func TestHashIDs(t *testing.T) {
+	if !CanHashKeys(HashXXH3_128) || CanHashKeys(HashMurmur64A) || CanHashKeys(7) {
+		t.Error("CanHashKeys")
+	}
+	if HashXXH3_128.String() != "xxh3-128" || HashMurmur64A.String() != "murmur64a" || HashID(9).String() != "hash#9" {
+		t.Error("HashID.String")
+	}
+	// A seeded filter hashes keys with the seed; seed 0 is plain XXH3-128.
+	f, _ := NewWithMK(1<<16, 4)
+	if err := f.SetHash(HashXXH3_128, 12345); err != nil {
+		t.Fatal(err)
+	}
+	f.Add([]byte("k"))
+	if !f.Test([]byte("k")) || !f.TestString("k") {
+		t.Fatal("seeded filter lost its key")
+	}
+	if f.TestHash(Hash([]byte("k"))) {
+		t.Error("seeded filter used the unseeded hash")
+	}
+	if err := f.SetHash(0, 0); !errors.Is(err, ErrInvalidParameter) {
+		t.Error("SetHash(0) accepted")
+	}
+	// Key methods on a hash this package cannot compute refuse loudly.
+	m, _ := NewWithMK(64, 2)
+	_ = m.SetHash(HashMurmur64A, 0)
+	defer func() {
+		if recover() == nil {
+			t.Error("Test on a murmur filter did not panic")
+		}
+	}()
+	m.Test([]byte("k"))
+}
+
+func TestSetSizing(t *testing.T) {
+	f, _ := NewWithMK(64, 2)
+	if err := f.SetSizing(5, 0.1); err != nil || f.Capacity() != 5 || f.TargetP() != 0.1 {
+		t.Error("SetSizing")
+	}
+	for _, p := range []float64{-1, 1, math.NaN(), math.Inf(1)} {
+		if err := f.SetSizing(5, p); !errors.Is(err, ErrInvalidParameter) {
+			t.Errorf("SetSizing(p=%v) accepted", p)
+		}
+	}
+}

@@ -1,0 +1,353 @@
+package bloom
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// Sizing chooses the bit count m and probe count k of a sub-filter that must
+// hold capacity items at false-positive rate p. It returns an error for
+// parameters it cannot serve. ClassicSizing is the default; the RedisBloom
+// layer supplies RedisBloom's exact sizing.
+type Sizing func(capacity uint64, p float64) (m uint64, k uint32, err error)
+
+const (
+	// DefaultTightening is the tightening ratio r used when
+	// ScalableConfig.Tightening is 0 (RedisBloom's ratio).
+	DefaultTightening = 0.5
+
+	// DefaultMinErrorRate is the floor on a sub-filter's error rate used when
+	// ScalableConfig.MinErrorRate is 0. It only keeps the error rate from
+	// underflowing to 0 after about a thousand links (at r = 0.5 it is
+	// reached after ~990 links from p = 0.01), so it never changes a
+	// realistic chain; a sub-filter at this rate needs about 1438 bits per
+	// item and k ≈ 997 probes.
+	DefaultMinErrorRate = 1e-300
+)
+
+// ScalableConfig configures a Scalable. The zero values of Tightening,
+// MinErrorRate, Sizing, MaxBytes and HashID select defaults. It is a plain
+// value; a Sizing function must be safe to call from whichever goroutine
+// adds to the Scalable.
+type ScalableConfig struct {
+	// Capacity is the number of items the first sub-filter holds, ≥ 1.
+	Capacity uint64
+
+	// ErrorRate is the target overall false-positive rate p0, in (0, 1).
+	ErrorRate float64
+
+	// Growth multiplies the capacity of each new sub-filter: sub-filter i
+	// holds Capacity·Growth^i items. 0 means non-scaling: one sub-filter at
+	// exactly ErrorRate (no tightening); an Add beyond its capacity returns
+	// ErrFull. Growth 1 adds sub-filters of equal capacity.
+	Growth uint64
+
+	// Tightening is the ratio r in (0, 1) between the error rates of
+	// consecutive sub-filters: sub-filter i gets p0·(1−r)·r^i, so the
+	// compound false-positive rate, at most Σ p_i, stays ≤ p0 (for
+	// sub-filters large enough to meet their rates; see the package doc on
+	// small capacities). 0 means DefaultTightening (0.5: RedisBloom's p0/2,
+	// p0/4, …).
+	Tightening float64
+
+	// MinErrorRate is the floor on a sub-filter's error rate, in (0, 1); 0
+	// means DefaultMinErrorRate. Once the floor is reached every further
+	// sub-filter gets the floor rate, and the bound Σ p_i ≤ p0 grows by the
+	// floor per sub-filter.
+	MinErrorRate float64
+
+	// Sizing computes each sub-filter's m and k from its capacity and error
+	// rate; nil means ClassicSizing. It is not encoded.
+	Sizing Sizing
+
+	// MaxBytes bounds the total bitset size of all sub-filters in bytes
+	// (Scalable.SizeBytes); 0 means no limit. Creating or growing beyond it
+	// returns ErrTooLarge and changes nothing.
+	MaxBytes uint64
+
+	// HashID and HashSeed name the hash that makes the (h1, h2) pairs; 0
+	// means HashXXH3_128. The key methods (Add, Test) hash with it; with
+	// any other ID they panic (see CanHashKeys): use the *Hash methods.
+	HashID   HashID
+	HashSeed uint64
+}
+
+// withDefaults validates cfg and fills in its defaults.
+func (cfg ScalableConfig) withDefaults() (ScalableConfig, error) {
+	if cfg.Capacity == 0 {
+		return cfg, fmt.Errorf("%w: capacity must be at least 1, got 0", ErrInvalidParameter)
+	}
+	if !(cfg.ErrorRate > 0 && cfg.ErrorRate < 1) {
+		return cfg, fmt.Errorf("%w: error rate must be in (0, 1), got %v", ErrInvalidParameter, cfg.ErrorRate)
+	}
+	if cfg.Tightening == 0 {
+		cfg.Tightening = DefaultTightening
+	}
+	if !(cfg.Tightening > 0 && cfg.Tightening < 1) {
+		return cfg, fmt.Errorf("%w: tightening ratio must be in (0, 1), got %v", ErrInvalidParameter, cfg.Tightening)
+	}
+	if cfg.MinErrorRate == 0 {
+		cfg.MinErrorRate = DefaultMinErrorRate
+	}
+	if !(cfg.MinErrorRate > 0 && cfg.MinErrorRate < 1) {
+		return cfg, fmt.Errorf("%w: minimum error rate must be in (0, 1), got %v", ErrInvalidParameter, cfg.MinErrorRate)
+	}
+	if cfg.HashID == 0 {
+		cfg.HashID = HashXXH3_128
+	}
+	return cfg, nil
+}
+
+// Link is one sub-filter of a Scalable: its Filter, the number of items it
+// was sized for, and the error rate it was sized for. Filter.N() is the
+// number of items inserted into it (RedisBloom's link "size"). A Link is a
+// plain value; the Filter it points to follows the Filter concurrency rules,
+// and belongs to the Scalable (read it, do not modify it).
+type Link struct {
+	Filter    *Filter
+	Capacity  uint64
+	ErrorRate float64
+}
+
+// Scalable is a scalable Bloom filter (Almeida, Baquero, Preguiça & Hutchison
+// 2007): a chain of classic Filters. Items go into the newest sub-filter;
+// when it holds its capacity, a new sub-filter with Growth times the
+// capacity and Tightening times the error rate is appended, so the set can
+// grow without a bound known in advance while the compound false-positive
+// rate stays at most ErrorRate. Test probes every sub-filter: cost is the sum
+// of their k's in the worst case. Memory is the sum of the sub-filters'.
+//
+// Its Add semantics are RedisBloom's SBChain_Add exactly (see AddHash), so
+// the same code serves library users and the server's BF.* commands.
+//
+// Concurrency: Scalable is not safe for concurrent use when any goroutine
+// modifies it (Add*, UnmarshalBinary); the caller must lock. Concurrent
+// read-only use (Test*, N, Links, encoding) is safe.
+type Scalable struct {
+	cfg   ScalableConfig
+	links []Link
+	bytes uint64 // Σ links' SizeBytes
+}
+
+// NewScalable returns a Scalable with one empty sub-filter of cfg.Capacity
+// items. Errors: ErrInvalidParameter for a configuration out of range (see
+// ScalableConfig), the Sizing's errors, and ErrTooLarge if the first
+// sub-filter exceeds MaxBits or MaxBytes.
+func NewScalable(cfg ScalableConfig) (*Scalable, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Scalable{cfg: cfg}
+	p := cfg.ErrorRate
+	if cfg.Growth != 0 {
+		p *= 1 - cfg.Tightening
+	}
+	l, err := s.newLink(cfg.Capacity, max(p, cfg.MinErrorRate))
+	if err != nil {
+		return nil, err
+	}
+	s.links = []Link{l}
+	s.bytes = l.Filter.SizeBytes()
+	return s, nil
+}
+
+// newLink sizes and allocates a sub-filter, checking MaxBytes before any
+// allocation. It does not modify s.
+func (s *Scalable) newLink(capacity uint64, p float64) (Link, error) {
+	sizing := s.cfg.Sizing
+	if sizing == nil {
+		sizing = ClassicSizing
+	}
+	m, k, err := sizing(capacity, p)
+	if err != nil {
+		return Link{}, err
+	}
+	if err := checkMK(m, k); err != nil {
+		return Link{}, err
+	}
+	if b := words(m) * 8; s.cfg.MaxBytes != 0 && (b > s.cfg.MaxBytes || s.bytes > s.cfg.MaxBytes-b) {
+		return Link{}, fmt.Errorf("%w: sub-filter of %d bytes would bring the total to %d bytes, over the limit of %d", ErrTooLarge, b, s.bytes+b, s.cfg.MaxBytes)
+	}
+	f, err := NewWithMK(m, k)
+	if err != nil {
+		return Link{}, err
+	}
+	f.hashID, f.seed = s.cfg.HashID, s.cfg.HashSeed
+	f.capacity, f.targetP = capacity, p
+	return Link{Filter: f, Capacity: capacity, ErrorRate: p}, nil
+}
+
+// Add inserts key (hashed with the configured hash) as AddHash does.
+func (s *Scalable) Add(key []byte) (bool, error) {
+	h1, h2 := keyHash(s.cfg.HashID, s.cfg.HashSeed, key)
+	return s.AddHash(h1, h2)
+}
+
+// AddString is Add for a string key.
+func (s *Scalable) AddString(key string) (bool, error) {
+	h1, h2 := keyHashString(s.cfg.HashID, s.cfg.HashSeed, key)
+	return s.AddHash(h1, h2)
+}
+
+// AddHash inserts the item with hash pair (h1, h2), with RedisBloom's
+// SBChain_Add semantics:
+//
+//  1. If any sub-filter (checked newest to oldest) has all k bits of the
+//     item set, it returns false, nil and changes nothing.
+//  2. Otherwise, if the newest sub-filter's N() ≥ its Capacity: a
+//     non-scaling chain returns ErrFull; else a sub-filter with capacity
+//     last.Capacity·Growth and error rate max(last.ErrorRate·Tightening,
+//     MinErrorRate) is appended (ErrTooLarge if it would break MaxBits,
+//     MaxBytes or overflow; the Sizing's error if it fails; nothing changes
+//     on error).
+//  3. The item's bits are set in the newest sub-filter; it returns true only
+//     if at least one bit was newly set (only then that sub-filter's N grows).
+//
+// Cost: up to Σ k probes, plus an allocation when a sub-filter is added.
+// Not safe for concurrent use.
+func (s *Scalable) AddHash(h1, h2 uint64) (added bool, err error) {
+	for i := len(s.links) - 1; i >= 0; i-- {
+		if s.links[i].Filter.TestHash(h1, h2) {
+			return false, nil
+		}
+	}
+	last := &s.links[len(s.links)-1]
+	if last.Filter.N() >= last.Capacity {
+		if s.cfg.Growth == 0 {
+			return false, fmt.Errorf("%w: non-scaling filter holds its capacity of %d items", ErrFull, last.Capacity)
+		}
+		hi, c := bits.Mul64(last.Capacity, s.cfg.Growth)
+		if hi != 0 {
+			return false, fmt.Errorf("%w: next sub-filter capacity %d×%d overflows 64 bits", ErrTooLarge, last.Capacity, s.cfg.Growth)
+		}
+		l, err := s.newLink(c, max(last.ErrorRate*s.cfg.Tightening, s.cfg.MinErrorRate))
+		if err != nil {
+			return false, err
+		}
+		s.links = append(s.links, l)
+		s.bytes += l.Filter.SizeBytes()
+		last = &s.links[len(s.links)-1]
+	}
+	return last.Filter.AddHash(h1, h2), nil
+}
+
+// Test reports whether key may be in the set (no false negatives): true if
+// any sub-filter has all its bits set. Cost: one hash plus up to Σ k probes;
+// no allocation.
+func (s *Scalable) Test(key []byte) bool {
+	h1, h2 := keyHash(s.cfg.HashID, s.cfg.HashSeed, key)
+	return s.TestHash(h1, h2)
+}
+
+// TestString is Test for a string key.
+func (s *Scalable) TestString(key string) bool {
+	h1, h2 := keyHashString(s.cfg.HashID, s.cfg.HashSeed, key)
+	return s.TestHash(h1, h2)
+}
+
+// TestHash reports whether any sub-filter has all bits of (h1, h2) set,
+// checking the newest (largest) first. No allocation.
+func (s *Scalable) TestHash(h1, h2 uint64) bool {
+	for i := len(s.links) - 1; i >= 0; i-- {
+		if s.links[i].Filter.TestHash(h1, h2) {
+			return true
+		}
+	}
+	return false
+}
+
+// Links returns the sub-filters, oldest first. The slice is a copy; the
+// Filters are shared and must be treated as read-only (use ReadBitsAt to
+// dump them).
+func (s *Scalable) Links() []Link { return append([]Link(nil), s.links...) }
+
+// NumLinks returns the number of sub-filters (≥ 1).
+func (s *Scalable) NumLinks() int { return len(s.links) }
+
+// Config returns the configuration with defaults filled in.
+func (s *Scalable) Config() ScalableConfig { return s.cfg }
+
+// N returns the number of items inserted: the sum of the sub-filters' N.
+func (s *Scalable) N() uint64 {
+	var n uint64
+	for _, l := range s.links {
+		n += l.Filter.N()
+	}
+	return n
+}
+
+// Capacity returns the sum of the sub-filters' capacities (saturating at
+// 2^64−1).
+func (s *Scalable) Capacity() uint64 {
+	var c uint64
+	for _, l := range s.links {
+		var carry uint64
+		if c, carry = bits.Add64(c, l.Capacity, 0); carry != 0 {
+			return math.MaxUint64
+		}
+	}
+	return c
+}
+
+// SizeBytes returns the total bitset size of the sub-filters in bytes.
+func (s *Scalable) SizeBytes() uint64 { return s.bytes }
+
+// EstimatedFPR returns the estimated compound false-positive rate
+// 1 − Π(1 − fill_i^k_i) over the sub-filters. Cost: one pass over all bits.
+func (s *Scalable) EstimatedFPR() float64 {
+	q := 1.0
+	for _, l := range s.links {
+		q *= 1 - l.Filter.Stats().EstimatedFPR
+	}
+	return 1 - q
+}
+
+// Clone returns a deep copy of s.
+func (s *Scalable) Clone() *Scalable {
+	c := &Scalable{cfg: s.cfg, links: make([]Link, len(s.links)), bytes: s.bytes}
+	for i, l := range s.links {
+		c.links[i] = Link{Filter: l.Filter.Clone(), Capacity: l.Capacity, ErrorRate: l.ErrorRate}
+	}
+	return c
+}
+
+// RestoreScalable builds a Scalable from sub-filters loaded elsewhere (for
+// example from a RedisBloom dump), oldest first. cfg is validated as by
+// NewScalable; links must be non-empty, every Filter non-nil, every Capacity
+// ≥ 1 and every ErrorRate in (0, 1) (ErrInvalidParameter otherwise), and
+// their total size must fit cfg.MaxBytes (ErrTooLarge). The Scalable takes
+// ownership of the Filters: it sets their hash to cfg's and their recorded
+// capacity and target p to the Link's values.
+func RestoreScalable(cfg ScalableConfig, links []Link) (*Scalable, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if len(links) == 0 {
+		return nil, fmt.Errorf("%w: a scalable filter needs at least one sub-filter", ErrInvalidParameter)
+	}
+	var total uint64
+	for i, l := range links {
+		switch {
+		case l.Filter == nil:
+			return nil, fmt.Errorf("%w: sub-filter %d is nil", ErrInvalidParameter, i)
+		case l.Capacity == 0:
+			return nil, fmt.Errorf("%w: sub-filter %d has capacity 0", ErrInvalidParameter, i)
+		case !(l.ErrorRate > 0 && l.ErrorRate < 1):
+			return nil, fmt.Errorf("%w: sub-filter %d has error rate %v, not in (0, 1)", ErrInvalidParameter, i, l.ErrorRate)
+		}
+		var c uint64
+		total, c = bits.Add64(total, l.Filter.SizeBytes(), 0)
+		if c != 0 || (cfg.MaxBytes != 0 && total > cfg.MaxBytes) {
+			return nil, fmt.Errorf("%w: sub-filters total more than the limit of %d bytes", ErrTooLarge, cfg.MaxBytes)
+		}
+	}
+	s := &Scalable{cfg: cfg, links: append([]Link(nil), links...), bytes: total}
+	for _, l := range s.links {
+		l.Filter.hashID, l.Filter.seed = cfg.HashID, cfg.HashSeed
+		l.Filter.capacity, l.Filter.targetP = l.Capacity, l.ErrorRate
+	}
+	return s, nil
+}

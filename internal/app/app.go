@@ -1,0 +1,222 @@
+// Package app assembles `probly serve`: it builds the command table, the
+// key space and the settings, recovers the data directory through
+// internal/persist, starts the RESP server and handles shutdown signals.
+// It holds no protocol or algorithm logic of its own.
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tidwall/redcon"
+
+	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/command/bf"
+	"github.com/probly/probly/internal/command/generic"
+	"github.com/probly/probly/internal/config"
+	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/persist"
+	"github.com/probly/probly/internal/redisbloom"
+	"github.com/probly/probly/internal/resp"
+	"github.com/probly/probly/internal/server"
+)
+
+// Defaults of `probly serve`.
+const (
+	DefaultAddr        = server.DefaultAddr
+	DefaultDir         = "./probly-data"
+	DefaultAppendFsync = "everysec"
+)
+
+// ErrRecovery wraps any failure to load the data directory.
+var ErrRecovery = errors.New("app: recovery failed")
+
+// Options configures Run.
+type Options struct {
+	Addr        string // listen address; default DefaultAddr
+	Dir         string // data directory; default DefaultDir
+	AppendFsync string // always | everysec | no; default everysec
+	RequirePass string
+	Logger      *slog.Logger
+	Version     string
+	// Listener, if set, is used instead of listening on Addr (tests).
+	Listener net.Listener
+	// Ready, if set, receives the bound address once recovery finished and
+	// the server accepts connections.
+	Ready func(addr net.Addr)
+}
+
+// Tables builds the command table and settings registry with every command
+// family registered.
+func Tables() (*command.Table, *config.Registry) {
+	t := command.NewTable()
+	cfg := config.New()
+	generic.Register(t, cfg)
+	bf.Register(t, cfg)
+	return t, cfg
+}
+
+// Decode turns a snapshot record into a value by its type name.
+func Decode(typeName string, data []byte) (keyspace.Value, error) {
+	switch typeName {
+	case redisbloom.TypeName:
+		return redisbloom.UnmarshalChain(data, 0)
+	}
+	return nil, fmt.Errorf("app: snapshot holds unknown type %q", typeName)
+}
+
+// Run recovers the data directory, serves until ctx is cancelled or SIGINT
+// or SIGTERM arrives, then shuts down gracefully: it stops accepting,
+// lets in-flight commands finish, fsyncs the log and returns.
+func Run(ctx context.Context, o Options) error {
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.Dir == "" {
+		o.Dir = DefaultDir
+	}
+	if o.AppendFsync == "" {
+		o.AppendFsync = DefaultAppendFsync
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	table, cfg := Tables()
+	registerPersistenceConfig(cfg, o)
+	store := keyspace.New(nil)
+
+	start := time.Now()
+	var records int
+	replay := Replayer(table, cfg, store)
+	db, err := persist.Open(persist.Options{Dir: o.Dir, Fsync: o.AppendFsync, Logger: log},
+		Decode,
+		func(key string, v keyspace.Value) error {
+			store.Update([]byte(key), func(tx *keyspace.Txn) { tx.Set(v) })
+			return nil
+		},
+		func(args [][]byte) error { records++; return replay(args) },
+	)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrRecovery, err)
+	}
+	defer db.Close()
+	log.Info("recovered", "dir", o.Dir, "keys", store.Len(), "aof_records", records, "took", time.Since(start).Round(time.Millisecond))
+	store.SetLogger(db)
+
+	srv, err := server.New(server.Options{
+		Addr: o.Addr, RequirePass: o.RequirePass, Logger: log,
+		Store: store, Config: cfg, Table: table, Persist: db, Version: o.Version,
+	})
+	if err != nil {
+		return err
+	}
+	ln := o.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", o.Addr); err != nil {
+			return err
+		}
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "appendfsync", o.AppendFsync)
+	if o.Ready != nil {
+		o.Ready(ln.Addr())
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Error("shutdown", "err", err)
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("app: closing the log: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// Replayer returns a function that applies one logged record to store by
+// running it through the command table, discarding the reply. A record
+// whose reply is an error means the log and the code disagree; it aborts
+// recovery rather than silently dropping data.
+func Replayer(table *command.Table, cfg *config.Registry, store *keyspace.Store) func(args [][]byte) error {
+	var buf bytes.Buffer
+	w := redcon.NewWriter(&buf)
+	rs := &replayServer{store: store, table: table}
+	conn := &command.Conn{Proto: 2, Authed: true}
+	return func(args [][]byte) error {
+		if len(args) == 0 {
+			return errors.New("app: empty log record")
+		}
+		spec := table.Lookup(args[0])
+		if spec == nil {
+			return fmt.Errorf("app: log record for unknown command %q", args[0])
+		}
+		if !command.CheckArity(spec.Arity, len(args)) {
+			return fmt.Errorf("app: log record %q has %d arguments", spec.Name, len(args))
+		}
+		buf.Reset()
+		w.SetBuffer(nil)
+		c := &command.Ctx{Args: args, R: resp.New(w, 2), Store: store, Config: cfg, Conn: conn, Server: rs}
+		spec.Handler(c)
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		if b := buf.Bytes(); len(b) > 0 && b[0] == '-' {
+			return fmt.Errorf("app: replaying %q failed: %s", spec.Name, bytes.TrimSpace(b[1:]))
+		}
+		return nil
+	}
+}
+
+// replayServer is the command.Server seen by handlers during recovery.
+type replayServer struct {
+	store *keyspace.Store
+	table *command.Table
+}
+
+func (r *replayServer) Info(string) string    { return "" }
+func (r *replayServer) Save() error           { return errors.New("not during recovery") }
+func (r *replayServer) BGSave() error         { return errors.New("not during recovery") }
+func (r *replayServer) LastSave() int64       { return 0 }
+func (r *replayServer) RequirePass() string   { return "" }
+func (r *replayServer) Table() *command.Table { return r.table }
+func (r *replayServer) Flush() (uint64, error) {
+	r.store.Flush(nil)
+	return 0, nil
+}
+
+// registerPersistenceConfig exposes the persistence settings to CONFIG GET
+// (redis-benchmark and other tools read "save" and "appendonly"). They are
+// fixed for the life of the process: CONFIG SET refuses a different value.
+func registerPersistenceConfig(cfg *config.Registry, o Options) {
+	fixed := func(name, value string) {
+		cfg.Register(config.Param{Name: name, Default: value, Set: func(s string) error {
+			if s != value {
+				return fmt.Errorf("%s can only be set at start-up", name)
+			}
+			return nil
+		}})
+	}
+	fixed("appendonly", "yes")
+	fixed("appendfsync", o.AppendFsync)
+	fixed("dir", o.Dir)
+	fixed("save", "")
+}

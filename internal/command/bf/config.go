@@ -1,0 +1,93 @@
+package bf
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/probly/probly/internal/config"
+	"github.com/probly/probly/internal/redisbloom"
+)
+
+// Limits from RedisBloom 8.x (spec §1.2, §3).
+const (
+	maxCapacity  = 1 << 30
+	maxExpansion = 32768
+	maxErrorRate = 0.25 // larger error rates are silently capped
+)
+
+// settings are the live values of the bf-* parameters. They are read on
+// every autocreate without a lock.
+type settings struct {
+	errorRate   atomic.Uint64 // float64 bits, already capped at 0.25
+	initialSize atomic.Uint64
+	expansion   atomic.Uint64
+	maxBytes    atomic.Uint64 // per-filter budget
+}
+
+func newSettings() *settings {
+	s := &settings{}
+	s.errorRate.Store(math.Float64bits(0.01))
+	s.initialSize.Store(100)
+	s.expansion.Store(2)
+	s.maxBytes.Store(redisbloom.DefaultBudget)
+	return s
+}
+
+func (s *settings) defaults() (errorRate float64, capacity uint64, expansion uint32) {
+	return math.Float64frombits(s.errorRate.Load()), s.initialSize.Load(), uint32(s.expansion.Load())
+}
+
+func (s *settings) budget() uint64 { return s.maxBytes.Load() }
+
+func intParam(name string, lo, hi int64, store func(int64)) config.Param {
+	return config.Param{
+		Name: name,
+		Set: func(v string) error {
+			n, ok := parseInt([]byte(v))
+			if !ok {
+				return fmt.Errorf("argument couldn't be parsed into an integer")
+			}
+			if n < lo || n > hi {
+				return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+			}
+			store(n)
+			return nil
+		},
+	}
+}
+
+// params returns the configuration parameters (spec §3) plus probly's
+// per-filter memory budget:
+//
+//	bf-error-rate        0.01  (0, 1)        > 0.25 is used as 0.25
+//	bf-initial-size      100   [1, 2^30]
+//	bf-expansion-factor  2     [0, 32768]    0 ⇒ new filters are non-scaling
+//	bf-max-filter-bytes  128 MiB [64, 2^40/8]  probly only: the most bytes of
+//	                     bit arrays one Bloom key may hold; creating, growing
+//	                     or loading beyond it is refused with RedisBloom's
+//	                     out-of-memory strings.
+func (s *settings) params() []config.Param {
+	errRate := config.Param{
+		Name:    "bf-error-rate",
+		Default: "0.01",
+		Set: func(v string) error {
+			f, ok := parseFloat([]byte(v))
+			if !ok {
+				return fmt.Errorf("argument couldn't be parsed into a number")
+			}
+			if !(f > 0 && f < 1) {
+				return fmt.Errorf("argument must be between 0 and 1 exclusive")
+			}
+			s.errorRate.Store(math.Float64bits(min(f, maxErrorRate)))
+			return nil
+		},
+	}
+	initial := intParam("bf-initial-size", 1, maxCapacity, func(n int64) { s.initialSize.Store(uint64(n)) })
+	initial.Default = "100"
+	expansion := intParam("bf-expansion-factor", 0, maxExpansion, func(n int64) { s.expansion.Store(uint64(n)) })
+	expansion.Default = "2"
+	budget := intParam("bf-max-filter-bytes", 64, 1<<37, func(n int64) { s.maxBytes.Store(uint64(n)) })
+	budget.Default = fmt.Sprint(redisbloom.DefaultBudget)
+	return []config.Param{errRate, initial, expansion, budget}
+}

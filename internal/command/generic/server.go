@@ -1,0 +1,144 @@
+package generic
+
+import (
+	"errors"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/config"
+	"github.com/probly/probly/internal/keyspace"
+)
+
+func info(c *command.Ctx) {
+	sections := make([]string, 0, len(c.Args)-1)
+	for _, a := range c.Args[1:] {
+		sections = append(sections, string(a))
+	}
+	verbatim(c.R, c.Server.Info(strings.Join(sections, " ")))
+}
+
+func timeCmd(c *command.Ctx) {
+	now := time.Now()
+	c.R.Array(2)
+	c.R.BulkString(strconv.FormatInt(now.Unix(), 10))
+	c.R.BulkString(strconv.FormatInt(int64(now.Nanosecond()/1000), 10))
+}
+
+func save(c *command.Ctx) {
+	if err := c.Server.Save(); err != nil {
+		c.R.Error("ERR " + err.Error())
+		return
+	}
+	c.R.OK()
+}
+
+// bgsave implements BGSAVE [SCHEDULE]; SCHEDULE behaves like plain BGSAVE.
+func bgsave(c *command.Ctx) {
+	if len(c.Args) > 2 || (len(c.Args) == 2 && lower(c.Args[1]) != "schedule") {
+		c.R.Error(errSyntax)
+		return
+	}
+	if err := c.Server.BGSave(); err != nil {
+		c.R.Error("ERR " + err.Error())
+		return
+	}
+	c.R.SimpleString("Background saving started")
+}
+
+func lastsave(c *command.Ctx) { c.R.Int(c.Server.LastSave()) }
+
+// --- CONFIG ---
+
+// configGet implements CONFIG GET pattern [pattern …]: RESP3 map, RESP2
+// flat name/value array, names sorted, each parameter once.
+func configGet(c *command.Ctx) {
+	seen := map[string]string{}
+	for _, p := range c.Args[2:] {
+		for _, kv := range c.Config.Match(string(p), keyspace.Match) {
+			seen[kv[0]] = kv[1]
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	c.R.Map(len(names))
+	for _, n := range names {
+		c.R.BulkString(n)
+		c.R.BulkString(seen[n])
+	}
+}
+
+// configSet implements CONFIG SET name value [name value …] atomically: if
+// any value is rejected, the ones already applied are restored.
+func configSet(c *command.Ctx) {
+	if len(c.Args)%2 != 0 {
+		c.R.Error(errSyntax)
+		return
+	}
+	type change struct{ name, value, old string }
+	var changes []change
+	seen := map[string]bool{}
+	unknown, dup := "", ""
+	for i := 2; i < len(c.Args); i += 2 {
+		given := string(c.Args[i])
+		name := strings.ToLower(given)
+		old, ok := c.Config.Get(name)
+		if !ok {
+			if unknown == "" {
+				unknown = given
+			}
+			continue
+		}
+		if seen[name] && dup == "" {
+			dup = given
+		}
+		seen[name] = true
+		changes = append(changes, change{name, string(c.Args[i+1]), old})
+	}
+	if unknown != "" {
+		c.R.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + unknown + "'")
+		return
+	}
+	if dup != "" {
+		c.R.Error("ERR CONFIG SET failed (possibly related to argument '" + dup + "') - duplicate parameter")
+		return
+	}
+	for i, ch := range changes {
+		if err := c.Config.Set(ch.name, ch.value); err != nil {
+			for j := i - 1; j >= 0; j-- {
+				_ = c.Config.Set(changes[j].name, changes[j].old)
+			}
+			msg := err.Error()
+			if errors.Is(err, config.ErrUnknown) {
+				msg = "Unknown option"
+			}
+			c.R.Error("ERR CONFIG SET failed (possibly related to argument '" + ch.name + "') - " + msg)
+			return
+		}
+	}
+	c.R.OK()
+}
+
+func configResetStat(c *command.Ctx) {
+	if r, ok := c.Server.(interface{ ResetStats() }); ok {
+		r.ResetStats()
+	}
+	c.R.OK()
+}
+
+var configHelp = []string{
+	"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GET <pattern>",
+	"    Return parameters matching the glob-like <pattern> and their values.",
+	"SET <directive> <value>",
+	"    Set the configuration <directive> to <value>.",
+	"RESETSTAT",
+	"    Reset statistics reported by the INFO command.",
+	"HELP",
+	"    Print this help.",
+}

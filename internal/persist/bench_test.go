@@ -1,0 +1,42 @@
+package persist
+
+import (
+	"strconv"
+	"testing"
+)
+
+func BenchmarkAppend(b *testing.B) {
+	db, _ := open(b, b.TempDir(), FsyncNo)
+	defer db.Close()
+	args := [][]byte{[]byte("BF.ADD"), []byte("filter"), []byte("user-0000000000")}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := db.Append(args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkAppendWaitAlways measures acknowledged writes with group commit.
+func BenchmarkAppendWaitAlways(b *testing.B) {
+	db, _ := open(b, b.TempDir(), FsyncAlways)
+	defer db.Close()
+	b.SetParallelism(16)
+	start := db.Fsyncs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i++
+			seq, err := db.Append([][]byte{[]byte("SET"), []byte(strconv.Itoa(i)), []byte("v")})
+			if err == nil {
+				err = db.Wait(seq)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/float64(db.Fsyncs()-start+1), "records/fsync")
+}

@@ -1,0 +1,78 @@
+// Package persist keeps the server's key space on disk, the Redis way: an
+// append-only file (AOF) of mutating commands plus point-in-time snapshots
+// that compact it.
+//
+// # What it promises
+//
+//   - Every record handed to [DB.Append] has been written to the operating
+//     system (write(2), page cache) when Append returns, so a crash of the
+//     process alone (kill -9, panic) loses nothing that Append accepted, in
+//     every fsync mode.
+//   - Fsync "always": when [DB.Wait] returns nil for a sequence number, that
+//     record and every earlier one have been fsynced. A write acknowledged
+//     only after Wait survives kill -9 and power loss (as far as the disk
+//     honours fsync). Concurrent waiters share fsyncs (group commit).
+//   - Fsync "everysec": a background goroutine fsyncs once per second when
+//     there is unsynced data, so an OS crash or power loss loses about the
+//     last second of writes.
+//   - Fsync "no": the OS decides when to write back; the package fsyncs only
+//     on rotation and Close.
+//   - Recovery ([Open]) loads the newest complete snapshot and then replays,
+//     in order, every AOF record written after the snapshot's cut. A torn
+//     last record of the last AOF (a crash in the middle of a write) is cut
+//     off with a warning that says how many bytes were dropped; damage
+//     anywhere else stops the start with an error that names the file and
+//     the byte offset ([ErrCorrupt]). Nothing is decoded into the caller's
+//     state before it has passed its checksum.
+//   - Allocation sizes read from files are bounded by the bytes the file
+//     actually holds, so a damaged or hostile file cannot make Open allocate
+//     more than a small multiple of its size.
+//   - A failed write (for example ENOSPC) is returned by Append and the
+//     partial bytes are cut off again, so the log stays well-formed and later
+//     appends work once space is back. If that repair or an fsync fails, the
+//     DB refuses all further appends with [ErrFailed] (Linux may drop dirty
+//     pages after a failed fsync, so retrying could silently lose data);
+//     restart the process to recover from what is on disk.
+//
+// # Files
+//
+// A data directory holds:
+//
+//	appendonly.<gen>.aof   AOF generations (gen = 1, 2, …; contiguous)
+//	dump.pdb               the newest complete snapshot
+//	LOCK                   advisory lock (flock) held while a DB is open
+//	*.tmp                  in-flight snapshot / next-AOF files; removed by Open
+//
+// A snapshot records the AOF generation that follows its cut; recovery
+// replays AOF generations >= that number. The byte layout of both formats
+// is in docs/FORMATS.md (sections "AOF" and "Snapshot").
+//
+// # Snapshots
+//
+// [DB.Snapshot] takes a consistent cut with [keyspace.Store.Freeze]: while
+// every shard lock is held it fsyncs the current AOF and switches to the next
+// generation (pre-created outside the locks, so the stall is one small fsync,
+// a rename and a directory fsync), and Freeze clones every value. The
+// snapshot is then written without any store lock to a temporary file,
+// fsynced, renamed to dump.pdb, the directory is fsynced, and only then are
+// the older AOF generations deleted. If anything fails, the older AOFs stay,
+// so nothing is lost; [DB.LastSaveOK] reports false. Values must implement
+// [encoding.BinaryMarshaler].
+//
+// # Concurrency
+//
+// All methods of DB are safe for concurrent use. Append serializes callers
+// on one mutex: the order of records in the file is the order in which
+// Append calls were made. For the snapshot cut to be consistent, every
+// mutation must be logged while holding the lock that protects it
+// (keyspace.Txn.Log does this). At most one snapshot runs at a time.
+//
+// # Cost
+//
+// Append: one encode and one write(2) system call, under a mutex. Wait
+// ("always"): at most one fsync in flight, shared by all waiters that arrive
+// meanwhile. Snapshot: memory for a clone of the key space (Freeze) plus one
+// marshalled value at a time; the file is written sequentially. Recovery reads
+// every file once (the snapshot is read once, verified record by record and
+// as a whole before any value is handed to load).
+package persist

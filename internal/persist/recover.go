@@ -1,0 +1,454 @@
+package persist
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/probly/probly/internal/keyspace"
+)
+
+// dirListing is what Open finds in the data directory.
+type dirListing struct {
+	gens    []uint64 // AOF generations, ascending
+	hasSnap bool
+}
+
+// scanDir lists AOF generations and removes leftover temporary files.
+func (d *DB) scanDir() (dirListing, error) {
+	var l dirListing
+	ents, err := os.ReadDir(d.dir)
+	if err != nil {
+		return l, fmt.Errorf("persist: read data directory: %w", err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case e.IsDir():
+			continue
+		case strings.HasSuffix(name, tmpSuffix) && (strings.HasPrefix(name, "snapshot.") || strings.HasPrefix(name, "appendonly.")):
+			if err := os.Remove(d.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return l, fmt.Errorf("persist: remove leftover temporary file: %w", err)
+			}
+			d.log.Info("persist: removed leftover temporary file", "file", d.path(name))
+		case name == snapshotName:
+			l.hasSnap = true
+		default:
+			if gen, ok := parseAOFName(name); ok {
+				l.gens = append(l.gens, gen)
+			}
+		}
+	}
+	slices.Sort(l.gens)
+	return l, nil
+}
+
+// parseAOFName parses "appendonly.<gen>.aof" with gen >= 1 in canonical
+// decimal.
+func parseAOFName(name string) (uint64, bool) {
+	s, ok := strings.CutPrefix(name, "appendonly.")
+	if !ok {
+		return 0, false
+	}
+	s, ok = strings.CutSuffix(s, ".aof")
+	if !ok {
+		return 0, false
+	}
+	gen, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || gen == 0 || strconv.FormatUint(gen, 10) != s {
+		return 0, false
+	}
+	return gen, true
+}
+
+func (d *DB) recover(decode Decoder, load func(string, keyspace.Value) error, replay func([][]byte) error) error {
+	l, err := d.scanDir()
+	if err != nil {
+		return err
+	}
+	start := uint64(1) // first generation to replay
+	var entries []snapEntry
+	if l.hasSnap {
+		var hdr snapHeader
+		hdr, entries, err = readSnapshot(d.path(snapshotName), decode)
+		if err != nil {
+			return err
+		}
+		start = hdr.gen
+		d.log.Info("persist: snapshot verified", "file", d.path(snapshotName), "keys", len(entries),
+			"saved", hdr.saved, "next_generation", hdr.gen)
+	}
+	var stale, live []uint64
+	for _, g := range l.gens {
+		if g < start {
+			stale = append(stale, g)
+		} else {
+			live = append(live, g)
+		}
+	}
+	if len(live) > 0 && live[0] != start {
+		if l.hasSnap {
+			return fmt.Errorf("%w: %s covers the AOF up to generation %d, but the next AOF found is %s (%s is missing)",
+				ErrMissingGeneration, d.path(snapshotName), start-1, d.path(aofFileName(live[0])), aofFileName(start))
+		}
+		return fmt.Errorf("%w: no %s, so replay must start at %s, but the first AOF found is %s",
+			ErrMissingGeneration, snapshotName, aofFileName(1), d.path(aofFileName(live[0])))
+	}
+	for i := 1; i < len(live); i++ {
+		if live[i] != live[i-1]+1 {
+			return fmt.Errorf("%w: %s is missing between %s and %s", ErrMissingGeneration,
+				aofFileName(live[i-1]+1), aofFileName(live[i-1]), aofFileName(live[i]))
+		}
+	}
+	// Check every AOF header before changing any state.
+	for _, g := range live {
+		if err := d.checkHeader(g, g == live[len(live)-1]); err != nil {
+			return err
+		}
+	}
+
+	for _, e := range entries {
+		if err := load(e.key, e.value); err != nil {
+			return fmt.Errorf("persist: load key %q from %s: %w", e.key, d.path(snapshotName), err)
+		}
+	}
+	entries = nil
+
+	var total int64
+	for i, g := range live {
+		size, n, err := d.replayFile(g, i == len(live)-1, replay)
+		if err != nil {
+			return err
+		}
+		total += size
+		d.changes.Add(n)
+	}
+
+	cur := start
+	if len(live) == 0 {
+		if l.hasSnap {
+			d.log.Warn("persist: no AOF after the snapshot; starting from the snapshot alone",
+				"snapshot", d.path(snapshotName), "generation", start)
+		}
+		if err := d.createAOF(start); err != nil {
+			return err
+		}
+		total = aofHeaderSize
+	} else {
+		cur = live[len(live)-1]
+	}
+	f, err := os.OpenFile(d.path(aofFileName(cur)), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("persist: open AOF: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("persist: stat AOF: %w", err)
+	}
+	d.f, d.gen, d.off = f, cur, st.Size()
+	d.fileGen.Store(cur)
+	d.aofSize.Store(total)
+
+	// Generations below the snapshot's cut are obsolete (a snapshot that
+	// was interrupted while deleting them).
+	for _, g := range stale {
+		p := d.path(aofFileName(g))
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			d.log.Warn("persist: cannot remove obsolete AOF", "file", p, "err", err)
+		} else {
+			d.log.Info("persist: removed AOF already covered by the snapshot", "file", p)
+		}
+	}
+	return nil
+}
+
+// createAOF creates AOF generation gen with its header, fsyncs it and the
+// directory.
+func (d *DB) createAOF(gen uint64) error {
+	p := d.path(aofFileName(gen))
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("persist: create AOF: %w", err)
+	}
+	if _, err := f.Write(encodeAOFHeader(gen)); err != nil {
+		f.Close()
+		return fmt.Errorf("persist: write %s: %w", p, err)
+	}
+	err = f.Sync()
+	d.fsyncs.Add(1)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(d.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("persist: create %s: %w", p, err)
+	}
+	return nil
+}
+
+// checkHeader validates the header of AOF generation gen. A header cut
+// short in the last generation (a crash while creating it) is accepted
+// here and repaired by replayFile.
+func (d *DB) checkHeader(gen uint64, last bool) error {
+	p := d.path(aofFileName(gen))
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("persist: open AOF: %w", err)
+	}
+	defer f.Close()
+	if last {
+		if blank, err := blankAOF(f); err != nil || blank {
+			return err
+		}
+	}
+	var b [aofHeaderSize]byte
+	n, err := io.ReadFull(f, b[:])
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: %s at byte offset %d: file header cut short (%d of %d bytes) in a file that is not the last",
+				ErrCorrupt, p, n, n, aofHeaderSize)
+		}
+		return fmt.Errorf("persist: read %s: %w", p, err)
+	}
+	if sentinel, reason := checkAOFHeader(b[:], gen); sentinel != nil {
+		return fmt.Errorf("%w: %s at byte offset 0: %s", sentinel, p, reason)
+	}
+	return nil
+}
+
+// blankAOF reports whether f is shorter than an AOF header or holds only
+// zero bytes: a generation whose creation was interrupted before its header
+// reached the disk (the header is fsynced before any record is written).
+func blankAOF(f *os.File) (bool, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if st.Size() < aofHeaderSize {
+		return true, nil
+	}
+	if st.Size() > 1<<20 {
+		return false, nil
+	}
+	return allZero(f, 0, st.Size())
+}
+
+// replayFile replays AOF generation gen. In the last generation a torn
+// tail is truncated. It returns the file size after recovery and the
+// number of records replayed.
+func (d *DB) replayFile(gen uint64, last bool, replay func([][]byte) error) (int64, uint64, error) {
+	p := d.path(aofFileName(gen))
+	flag := os.O_RDONLY
+	if last {
+		flag = os.O_RDWR
+	}
+	f, err := os.OpenFile(p, flag, 0)
+	if err != nil {
+		return 0, 0, fmt.Errorf("persist: open AOF: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, fmt.Errorf("persist: stat %s: %w", p, err)
+	}
+	size := st.Size()
+	blank, err := blankAOF(f)
+	if err != nil {
+		return 0, 0, fmt.Errorf("persist: read %s: %w", p, err)
+	}
+	if blank {
+		// Only accepted for the last file (checkHeader): a crash while
+		// the generation was being created, before any record.
+		d.log.Warn("persist: AOF header cut short or never written; rewriting it", "file", p, "bytes", size)
+		if err := f.Truncate(0); err != nil {
+			return 0, 0, fmt.Errorf("persist: repair %s: %w", p, err)
+		}
+		if _, err := f.WriteAt(encodeAOFHeader(gen), 0); err != nil {
+			return 0, 0, fmt.Errorf("persist: repair %s: %w", p, err)
+		}
+		if err := f.Sync(); err != nil {
+			return 0, 0, fmt.Errorf("persist: repair %s: %w", p, err)
+		}
+		d.fsyncs.Add(1)
+		return aofHeaderSize, 0, nil
+	}
+
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
+	if _, err := br.Discard(aofHeaderSize); err != nil {
+		return 0, 0, fmt.Errorf("persist: read %s: %w", p, err)
+	}
+	off := int64(aofHeaderSize)
+	var n uint64
+	var hdr [frameHeaderSize]byte
+	var reason string
+	for off < size {
+		rem := size - off
+		if rem < frameHeaderSize {
+			reason = fmt.Sprintf("record header cut short (%d of %d bytes)", rem, frameHeaderSize)
+			break
+		}
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			return 0, 0, fmt.Errorf("persist: read %s: %w", p, err)
+		}
+		plen := int64(binary.LittleEndian.Uint32(hdr[:4]))
+		sum := binary.LittleEndian.Uint32(hdr[4:])
+		if plen == 0 || plen > MaxRecordSize {
+			reason = fmt.Sprintf("invalid record length %d", plen)
+			break
+		}
+		if plen > rem-frameHeaderSize {
+			reason = fmt.Sprintf("record of %d bytes extends past the end of the file (%d bytes left)", plen, rem-frameHeaderSize)
+			break
+		}
+		payload := make([]byte, plen) // bounded by the bytes in the file
+		if _, err := io.ReadFull(br, payload); err != nil {
+			return 0, 0, fmt.Errorf("persist: read %s: %w", p, err)
+		}
+		if got := crc32c(payload); got != sum {
+			reason = fmt.Sprintf("record checksum mismatch (stored %08x, computed %08x)", sum, got)
+			break
+		}
+		args, err := decodeArgs(payload)
+		if err != nil {
+			// The checksum matched, so this is not a torn write.
+			return 0, 0, fmt.Errorf("%w: %s at byte offset %d: %v", ErrCorrupt, p, off, err)
+		}
+		if err := replay(args); err != nil {
+			return 0, 0, fmt.Errorf("persist: replay record at byte offset %d of %s: %w", off, p, err)
+		}
+		n++
+		off += frameHeaderSize + plen
+	}
+	if off == size {
+		return size, n, nil
+	}
+
+	torn, why, err := classifyTail(f, size, off)
+	if err != nil {
+		return 0, 0, fmt.Errorf("persist: read %s: %w", p, err)
+	}
+	if why != "" {
+		reason = why
+	}
+	if !last || !torn {
+		where := "followed by more data"
+		if !last {
+			where = "in a file that is not the last AOF generation"
+		}
+		return 0, 0, fmt.Errorf("%w: %s at byte offset %d: %s, %s (refusing to start; nothing was changed on disk)",
+			ErrCorrupt, p, off, reason, where)
+	}
+	d.log.Warn("persist: truncating torn record at the end of the AOF",
+		"file", p, "offset", off, "bytes", size-off, "reason", reason)
+	if err := f.Truncate(off); err != nil {
+		return 0, 0, fmt.Errorf("persist: truncate torn tail of %s: %w", p, err)
+	}
+	if err := f.Sync(); err != nil {
+		return 0, 0, fmt.Errorf("persist: truncate torn tail of %s: %w", p, err)
+	}
+	d.fsyncs.Add(1)
+	return off, n, nil
+}
+
+// classifyTail decides whether the damaged record at off is a torn write
+// at the end of the file (safe to cut off) or corruption with data behind
+// it. A torn write leaves a prefix of the last frame, possibly followed by
+// zero bytes (file size extended before the data reached the disk):
+//
+//   - fewer than 8 bytes left, or only zero bytes from off: torn;
+//   - a valid length whose frame reaches past the end of the file, or ends
+//     exactly at it, or is followed only by zeros: torn, unless the
+//     payload's own structure ends before the stated length and a valid
+//     record starts right there (then the length field was damaged and
+//     more records follow);
+//   - anything else: corrupt.
+//
+// why, if not empty, replaces the caller's reason.
+func classifyTail(f *os.File, size, off int64) (torn bool, why string, err error) {
+	rem := size - off
+	if rem < frameHeaderSize {
+		return true, "", nil
+	}
+	zero, err := allZero(f, off, size)
+	if err != nil || zero {
+		return zero, "zero-filled tail", err
+	}
+	var hdr [frameHeaderSize]byte
+	if _, err := f.ReadAt(hdr[:], off); err != nil {
+		return false, "", err
+	}
+	plen := int64(binary.LittleEndian.Uint32(hdr[:4]))
+	if plen == 0 || plen > MaxRecordSize {
+		return false, "", nil
+	}
+	if end := off + frameHeaderSize + plen; end <= size {
+		zero, err := allZero(f, end, size)
+		if err != nil || !zero {
+			return false, "", err
+		}
+	}
+	avail := min(plen, rem-frameHeaderSize)
+	br := bufio.NewReaderSize(io.NewSectionReader(f, off+frameHeaderSize, avail), 64<<10)
+	if used, complete := walkPayload(br, avail); complete && used < plen {
+		ok, err := validFrameAt(f, size, off+frameHeaderSize+used)
+		if err != nil {
+			return false, "", err
+		}
+		if ok {
+			return false, fmt.Sprintf("record length field says %d bytes but the record's contents end after %d, where another valid record starts", plen, used), nil
+		}
+	}
+	return true, "", nil
+}
+
+// validFrameAt reports whether a complete record with a matching checksum
+// starts at off.
+func validFrameAt(f *os.File, size, off int64) (bool, error) {
+	if size-off < frameHeaderSize {
+		return false, nil
+	}
+	var hdr [frameHeaderSize]byte
+	if _, err := f.ReadAt(hdr[:], off); err != nil {
+		return false, err
+	}
+	plen := int64(binary.LittleEndian.Uint32(hdr[:4]))
+	if plen == 0 || plen > MaxRecordSize || plen > size-off-frameHeaderSize {
+		return false, nil
+	}
+	payload := make([]byte, plen)
+	if _, err := f.ReadAt(payload, off+frameHeaderSize); err != nil {
+		return false, err
+	}
+	return crc32c(payload) == binary.LittleEndian.Uint32(hdr[4:]), nil
+}
+
+// allZero reports whether bytes [from, to) of f are all zero.
+func allZero(f *os.File, from, to int64) (bool, error) {
+	buf := make([]byte, 64<<10)
+	for from < to {
+		n := int64(len(buf))
+		if to-from < n {
+			n = to - from
+		}
+		if _, err := f.ReadAt(buf[:n], from); err != nil {
+			return false, err
+		}
+		for _, b := range buf[:n] {
+			if b != 0 {
+				return false, nil
+			}
+		}
+		from += n
+	}
+	return true, nil
+}

@@ -1,0 +1,461 @@
+package persist
+
+import (
+	"bufio"
+	"cmp"
+	"encoding"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/probly/probly/internal/keyspace"
+)
+
+// Snapshot writes a consistent snapshot of store (SAVE) and compacts the
+// AOF. It blocks until the snapshot is durable or has failed; store's
+// writers are stalled only while the cut is taken (see the package doc).
+// It returns ErrSnapshotInProgress if another snapshot runs, ErrClosed
+// after Close, and ErrNotMarshaler for a value that cannot be encoded. On
+// failure the previous snapshot and every AOF generation stay in place.
+func (d *DB) Snapshot(store *keyspace.Store) error {
+	if err := d.beginSnapshot(store); err != nil {
+		return err
+	}
+	defer d.endSnapshot()
+	return d.snapshot(store)
+}
+
+// BGSnapshot starts Snapshot in a goroutine (BGSAVE) and returns at once.
+// It returns ErrSnapshotInProgress if a snapshot runs. The outcome is
+// reported by InProgress, LastSave and LastSaveOK, and errors are logged.
+func (d *DB) BGSnapshot(store *keyspace.Store) error {
+	if err := d.beginSnapshot(store); err != nil {
+		return err
+	}
+	go func() {
+		defer d.endSnapshot()
+		_ = d.snapshot(store) // logged and recorded by snapshot
+	}()
+	return nil
+}
+
+func (d *DB) beginSnapshot(store *keyspace.Store) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closing {
+		return ErrClosed
+	}
+	if store == nil {
+		return fmt.Errorf("%w: nil store", ErrInvalidOptions)
+	}
+	if !d.snapping.CompareAndSwap(false, true) {
+		return ErrSnapshotInProgress
+	}
+	d.snapWG.Add(1)
+	return nil
+}
+
+func (d *DB) endSnapshot() {
+	d.snapping.Store(false)
+	d.snapWG.Done()
+}
+
+// testHookBeforeRename, if set by a test, runs after the temporary snapshot
+// is complete and before it is renamed to dump.pdb; an error aborts the
+// snapshot as a crash there would.
+var testHookBeforeRename func() error
+
+func (d *DB) snapshot(store *keyspace.Store) (err error) {
+	begin := time.Now()
+	defer func() {
+		if err != nil {
+			d.lastSaveOK.Store(false)
+			d.log.Error("persist: snapshot failed", "err", err)
+		}
+	}()
+	next, err := d.prepareNext()
+	if err != nil {
+		return err
+	}
+	var cut rotation
+	entries, err := store.Freeze(func() error {
+		var err error
+		cut, err = d.rotate(next)
+		return err
+	})
+	if err != nil {
+		next.discard()
+		return err
+	}
+	d.log.Debug("persist: snapshot cut taken", "keys", len(entries), "generation", cut.gen, "stall", time.Since(begin))
+
+	tmp, err := writeSnapshot(d.dir, cut.gen, entries, begin)
+	entries = nil
+	if err != nil {
+		return err
+	}
+	if testHookBeforeRename != nil {
+		if err := testHookBeforeRename(); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+	}
+	dst := d.path(snapshotName)
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("persist: rename snapshot to %s: %w", dst, err)
+	}
+	if err := syncDir(d.dir); err != nil {
+		// dump.pdb may or may not survive a crash now; keep every AOF
+		// (recovery works with either snapshot).
+		return fmt.Errorf("persist: fsync data directory after writing %s: %w", dst, err)
+	}
+	// The snapshot is durable; generations before the cut are obsolete.
+	ents, err := os.ReadDir(d.dir)
+	if err != nil {
+		d.log.Warn("persist: cannot list data directory to remove old AOFs", "err", err)
+	}
+	for _, e := range ents {
+		if g, ok := parseAOFName(e.Name()); ok && g < cut.gen {
+			if err := os.Remove(d.path(e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				d.log.Warn("persist: cannot remove old AOF", "file", d.path(e.Name()), "err", err)
+			}
+		}
+	}
+	d.aofSize.Add(-cut.oldBytes)
+	d.changes.Add(^(cut.oldChanges - 1)) // subtract
+	d.lastSave.Store(time.Now().UnixNano())
+	d.lastSaveOK.Store(true)
+	d.log.Info("persist: snapshot saved", "file", dst, "generation", cut.gen, "duration", time.Since(begin))
+	return nil
+}
+
+// nextAOF is the next AOF generation, created as a temporary file before
+// the cut so that the rotation under the store's locks is short.
+type nextAOF struct {
+	gen uint64
+	tmp string
+	f   *os.File
+}
+
+func (n *nextAOF) discard() {
+	if n.f != nil {
+		n.f.Close()
+		os.Remove(n.tmp)
+		n.f = nil
+	}
+}
+
+// prepareNext fsyncs the current AOF (so the fsync under the cut has
+// little to do) and creates the next generation as a temporary file with
+// its header, fsynced.
+func (d *DB) prepareNext() (*nextAOF, error) {
+	d.mu.Lock()
+	gen, closed := d.gen, d.f == nil
+	d.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if err := d.failure(); err != nil {
+		return nil, err
+	}
+	if err := d.syncOnce(); err != nil {
+		return nil, err
+	}
+	n := &nextAOF{gen: gen + 1}
+	n.tmp = d.path(aofFileName(n.gen) + tmpSuffix)
+	f, err := os.OpenFile(n.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("persist: create next AOF: %w", err)
+	}
+	n.f = f
+	if _, err := f.Write(encodeAOFHeader(n.gen)); err != nil {
+		n.discard()
+		return nil, fmt.Errorf("persist: write %s: %w", n.tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		n.discard()
+		return nil, fmt.Errorf("persist: fsync %s: %w", n.tmp, err)
+	}
+	return n, nil
+}
+
+// rotation describes a cut: the new generation and what the older
+// generations held.
+type rotation struct {
+	gen        uint64
+	oldBytes   int64
+	oldChanges uint64
+}
+
+// rotate runs inside store.Freeze: it fsyncs the current AOF, makes next
+// the current generation, and records what the snapshot will make
+// obsolete. If it fails the current generation stays in use.
+func (d *DB) rotate(next *nextAOF) (rotation, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.f == nil {
+		return rotation{}, ErrClosed
+	}
+	if err := d.failure(); err != nil {
+		return rotation{}, err
+	}
+	if next.gen != d.gen+1 {
+		return rotation{}, fmt.Errorf("persist: internal error: next generation %d after %d", next.gen, d.gen)
+	}
+	d.fmu.Lock()
+	defer d.fmu.Unlock()
+	err := d.f.Sync()
+	d.fsyncs.Add(1)
+	if err != nil {
+		err = fmt.Errorf("persist: fsync %s: %w", d.f.Name(), err)
+		d.setFailed(err)
+		return rotation{}, d.failure()
+	}
+	final := d.path(aofFileName(next.gen))
+	if err := os.Rename(next.tmp, final); err != nil {
+		return rotation{}, fmt.Errorf("persist: rename %s: %w", next.tmp, err)
+	}
+	if err := syncDir(d.dir); err != nil {
+		// The new name might not survive a crash: records written to it
+		// could vanish. Undo and keep the current generation.
+		if rerr := os.Rename(final, next.tmp); rerr != nil {
+			d.setFailed(fmt.Errorf("fsync data directory (%v), then undo rename of %s: %w", err, final, rerr))
+		}
+		return rotation{}, fmt.Errorf("persist: fsync data directory: %w", err)
+	}
+	old := d.f
+	cut := rotation{gen: next.gen, oldBytes: d.aofSize.Load(), oldChanges: d.changes.Load()}
+	d.f, d.gen, d.off = next.f, next.gen, aofHeaderSize
+	next.f = nil
+	d.fileGen.Store(next.gen)
+	d.aofSize.Add(aofHeaderSize)
+	if err := old.Close(); err != nil {
+		d.log.Warn("persist: close old AOF", "file", old.Name(), "err", err)
+	}
+	d.advanceSynced(d.seq.Load())
+	return cut, nil
+}
+
+// crcWriter writes through a bufio.Writer and keeps a running CRC-32C.
+type crcWriter struct {
+	w   *bufio.Writer
+	crc uint32
+	err error
+}
+
+func (c *crcWriter) write(b []byte) {
+	if c.err != nil {
+		return
+	}
+	c.crc = crc32.Update(c.crc, castagnoli, b)
+	_, c.err = c.w.Write(b)
+}
+
+// writeSnapshot writes entries (sorted by key) to a temporary file in dir,
+// fsyncs and closes it, and returns its path.
+func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.Time) (_ string, err error) {
+	slices.SortFunc(entries, func(a, b keyspace.Entry) int { return cmp.Compare(a.Key, b.Key) })
+	f, err := os.CreateTemp(dir, "snapshot.*"+tmpSuffix)
+	if err != nil {
+		return "", fmt.Errorf("persist: create snapshot: %w", err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o644); err != nil { // CreateTemp uses 0600; match the AOF files
+		return "", fmt.Errorf("persist: create snapshot: %w", err)
+	}
+	cw := &crcWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	var hdr [snapHeaderSize]byte
+	copy(hdr[:], snapMagic)
+	binary.LittleEndian.PutUint16(hdr[8:], FormatVersion)
+	binary.LittleEndian.PutUint16(hdr[10:], 0)
+	binary.LittleEndian.PutUint64(hdr[12:], gen)
+	binary.LittleEndian.PutUint64(hdr[20:], uint64(saved.UnixNano()))
+	binary.LittleEndian.PutUint64(hdr[28:], uint64(len(entries)))
+	binary.LittleEndian.PutUint32(hdr[36:], crc32c(hdr[:36]))
+	cw.write(hdr[:])
+
+	var pre []byte
+	for _, e := range entries {
+		m, ok := e.Value.(encoding.BinaryMarshaler)
+		if !ok {
+			return "", fmt.Errorf("%w: type %q (key %q) does not implement encoding.BinaryMarshaler", ErrNotMarshaler, e.Value.TypeName(), e.Key)
+		}
+		data, err := m.MarshalBinary()
+		if err != nil {
+			return "", fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, e.Value.TypeName(), err)
+		}
+		typ := e.Value.TypeName()
+		pre = binary.AppendUvarint(pre[:0], uint64(len(e.Key)))
+		pre = append(pre, e.Key...)
+		pre = binary.AppendUvarint(pre, uint64(len(typ)))
+		pre = append(pre, typ...)
+		var rh [snapRecHeader]byte
+		binary.LittleEndian.PutUint64(rh[:], uint64(len(pre)+len(data)))
+		binary.LittleEndian.PutUint32(rh[8:], crc32.Update(crc32c(pre), castagnoli, data))
+		cw.write(rh[:])
+		cw.write(pre)
+		cw.write(data)
+	}
+	var tr [snapTrailerSize]byte
+	copy(tr[:], snapEndMagic)
+	binary.LittleEndian.PutUint64(tr[8:], uint64(len(entries)))
+	cw.write(tr[:16])
+	binary.LittleEndian.PutUint32(tr[16:], cw.crc)
+	cw.write(tr[16:])
+	if cw.err == nil {
+		cw.err = cw.w.Flush()
+	}
+	if cw.err != nil {
+		return "", fmt.Errorf("persist: write snapshot %s: %w", tmp, cw.err)
+	}
+	if err := f.Sync(); err != nil {
+		return "", fmt.Errorf("persist: fsync snapshot %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("persist: close snapshot %s: %w", tmp, err)
+	}
+	return tmp, nil
+}
+
+type snapHeader struct {
+	gen   uint64
+	saved time.Time
+	count uint64
+}
+
+type snapEntry struct {
+	key   string
+	value keyspace.Value
+}
+
+// readSnapshot reads and fully verifies a snapshot, decoding every value.
+// Nothing outside is changed; the caller loads the entries afterwards.
+func readSnapshot(path string, decode Decoder) (snapHeader, []snapEntry, error) {
+	var h snapHeader
+	f, err := os.Open(path)
+	if err != nil {
+		return h, nil, fmt.Errorf("persist: open snapshot: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return h, nil, fmt.Errorf("persist: stat snapshot: %w", err)
+	}
+	size := st.Size()
+	corrupt := func(off int64, format string, a ...any) error {
+		return fmt.Errorf("%w: %s at byte offset %d: %s (refusing to start; move the file away to start from the AOF alone, which may lose data)",
+			ErrCorrupt, path, off, fmt.Sprintf(format, a...))
+	}
+	if size < snapHeaderSize+snapTrailerSize {
+		return h, nil, corrupt(0, "file of %d bytes is too short for a snapshot", size)
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
+	var hdr [snapHeaderSize]byte
+	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		return h, nil, fmt.Errorf("persist: read %s: %w", path, err)
+	}
+	if string(hdr[:8]) != snapMagic {
+		return h, nil, corrupt(0, "not a probly snapshot (bad magic)")
+	}
+	if got, want := binary.LittleEndian.Uint32(hdr[36:]), crc32c(hdr[:36]); got != want {
+		return h, nil, corrupt(0, "header checksum mismatch (stored %08x, computed %08x)", got, want)
+	}
+	if v := binary.LittleEndian.Uint16(hdr[8:]); v != FormatVersion {
+		return h, nil, fmt.Errorf("%w: %s: snapshot format version %d (this build reads %d)", ErrVersion, path, v, FormatVersion)
+	}
+	if fl := binary.LittleEndian.Uint16(hdr[10:]); fl != 0 {
+		return h, nil, fmt.Errorf("%w: %s: unknown snapshot flags %#04x", ErrVersion, path, fl)
+	}
+	h.gen = binary.LittleEndian.Uint64(hdr[12:])
+	h.saved = time.Unix(0, int64(binary.LittleEndian.Uint64(hdr[20:])))
+	h.count = binary.LittleEndian.Uint64(hdr[28:])
+	if h.gen == 0 {
+		return h, nil, corrupt(12, "AOF generation 0")
+	}
+	body := size - snapHeaderSize - snapTrailerSize
+	if h.count > uint64(body)/snapMinRecord {
+		return h, nil, corrupt(28, "entry count %d cannot fit in %d bytes", h.count, body)
+	}
+	sum := crc32c(hdr[:])
+	entries := make([]snapEntry, 0, min(h.count, 1<<16))
+	off := int64(snapHeaderSize)
+	end := size - snapTrailerSize
+	var prev string
+	for i := uint64(0); i < h.count; i++ {
+		if end-off < snapMinRecord {
+			return h, nil, corrupt(off, "entry %d of %d: file ends early", i, h.count)
+		}
+		var rh [snapRecHeader]byte
+		if _, err := io.ReadFull(br, rh[:]); err != nil {
+			return h, nil, fmt.Errorf("persist: read %s: %w", path, err)
+		}
+		n := binary.LittleEndian.Uint64(rh[:])
+		if n < 2 || n > uint64(end-off-snapRecHeader) {
+			return h, nil, corrupt(off, "entry %d: length %d out of range (%d bytes left)", i, n, end-off-snapRecHeader)
+		}
+		rec := make([]byte, n) // bounded by the file
+		if _, err := io.ReadFull(br, rec); err != nil {
+			return h, nil, fmt.Errorf("persist: read %s: %w", path, err)
+		}
+		if got, want := binary.LittleEndian.Uint32(rh[8:]), crc32c(rec); got != want {
+			return h, nil, corrupt(off, "entry %d: checksum mismatch (stored %08x, computed %08x)", i, got, want)
+		}
+		sum = crc32.Update(crc32.Update(sum, castagnoli, rh[:]), castagnoli, rec)
+		klen, k1 := binary.Uvarint(rec)
+		if k1 <= 0 || klen > uint64(len(rec)-k1) {
+			return h, nil, corrupt(off, "entry %d: bad key length", i)
+		}
+		key := string(rec[k1 : k1+int(klen)])
+		rest := rec[k1+int(klen):]
+		tlen, k2 := binary.Uvarint(rest)
+		if k2 <= 0 || tlen > uint64(len(rest)-k2) {
+			return h, nil, corrupt(off, "entry %d (key %q): bad type length", i, key)
+		}
+		typ := string(rest[k2 : k2+int(tlen)])
+		data := rest[k2+int(tlen):]
+		if i > 0 && key <= prev {
+			return h, nil, corrupt(off, "entry %d: key %q not after %q (keys must be unique and sorted)", i, key, prev)
+		}
+		prev = key
+		v, err := decode(typ, data)
+		if err != nil {
+			return h, nil, fmt.Errorf("%w: %s at byte offset %d: key %q of type %q: %w", ErrCorrupt, path, off, key, typ, err)
+		}
+		if v == nil {
+			return h, nil, corrupt(off, "key %q: decoder returned no value for type %q", key, typ)
+		}
+		entries = append(entries, snapEntry{key: key, value: v})
+		off += snapRecHeader + int64(n)
+	}
+	if off != end {
+		return h, nil, corrupt(off, "%d unexpected bytes after the last entry", end-off)
+	}
+	var tr [snapTrailerSize]byte
+	if _, err := io.ReadFull(br, tr[:]); err != nil {
+		return h, nil, fmt.Errorf("persist: read %s: %w", path, err)
+	}
+	if string(tr[:8]) != snapEndMagic {
+		return h, nil, corrupt(off, "bad trailer magic")
+	}
+	if c := binary.LittleEndian.Uint64(tr[8:]); c != h.count {
+		return h, nil, corrupt(off+8, "trailer count %d differs from header count %d", c, h.count)
+	}
+	sum = crc32.Update(sum, castagnoli, tr[:16])
+	if got := binary.LittleEndian.Uint32(tr[16:]); got != sum {
+		return h, nil, corrupt(off+16, "file checksum mismatch (stored %08x, computed %08x)", got, sum)
+	}
+	return h, entries, nil
+}

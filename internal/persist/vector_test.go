@@ -1,0 +1,96 @@
+package persist
+
+import (
+	"bytes"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/probly/probly/internal/keyspace"
+)
+
+// The test vectors of docs/FORMATS.md ("AOF" and "Snapshot").
+const (
+	// appendonly.1.aof holding one record: SET k v.
+	aofVector = "5052424c59414f460100000001000000000000002cf3f788" +
+		"090000007edd9041" + "0303534554016b0176"
+	// dump.pdb of generation 2, saved at 1700000000 s, one key "k" of type
+	// "string" whose value bytes are "v".
+	snapVector = "5052424c5950444201000000020000000000000000002a36fe9c97170100000000000000b1c85670" +
+		"0a000000000000008f5d2e7d" + "016b06737472696e6776" +
+		"5052424c59454e440100000000000000844b6500"
+)
+
+// docVector returns the hex of the block tagged name in docs/FORMATS.md.
+func docVector(t *testing.T, name string) string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "FORMATS.md"))
+	if err != nil {
+		t.Skipf("docs/FORMATS.md not readable: %v", err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "<!-- test-vector: "+name+" -->")
+	if !ok {
+		t.Fatalf("docs/FORMATS.md has no test vector %q", name)
+	}
+	_, rest, ok = strings.Cut(rest, "```\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatalf("docs/FORMATS.md: test vector %q is not a code block", name)
+	}
+	return strings.Join(strings.Fields(block), "")
+}
+
+func TestFormatVectorsMatchDocs(t *testing.T) {
+	if got := docVector(t, "aof"); got != aofVector {
+		t.Errorf("docs/FORMATS.md AOF vector differs from the code:\n doc  %s\n code %s", got, aofVector)
+	}
+	if got := docVector(t, "snapshot"); got != snapVector {
+		t.Errorf("docs/FORMATS.md snapshot vector differs from the code:\n doc  %s\n code %s", got, snapVector)
+	}
+}
+
+func TestFormatVectors(t *testing.T) {
+	args := [][]byte{[]byte("SET"), []byte("k"), []byte("v")}
+	n, err := payloadSize(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hex.EncodeToString(append(encodeAOFHeader(1), appendFrame(nil, args, n)...)); got != aofVector {
+		t.Fatalf("AOF encoding changed:\n got %s\nwant %s", got, aofVector)
+	}
+	dir := t.TempDir()
+	p, err := writeSnapshot(dir, 2, []keyspace.Entry{{Key: "k", Value: strVal("v")}}, time.Unix(1700000000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hex.EncodeToString(readFile(t, p)); got != snapVector {
+		t.Fatalf("snapshot encoding changed:\n got %s\nwant %s", got, snapVector)
+	}
+
+	// Both decode.
+	aof, _ := hex.DecodeString(aofVector)
+	dir = t.TempDir()
+	writeFile(t, aofPath(dir, 1), aof)
+	db, md := open(t, dir, FsyncNo)
+	db.Close()
+	if len(md.records) != 1 || md.m["k"] != "v" {
+		t.Fatalf("AOF vector replayed %v", md.records)
+	}
+	snap, _ := hex.DecodeString(snapVector)
+	dir = t.TempDir()
+	writeFile(t, filepath.Join(dir, snapshotName), snap)
+	db, md = open(t, dir, FsyncNo)
+	db.Close()
+	if md.loaded != 1 || md.m["k"] != "v" {
+		t.Fatalf("snapshot vector loaded %v", md.m)
+	}
+	if _, err := os.Stat(aofPath(dir, 2)); err != nil {
+		t.Fatalf("generation 2 not created after the snapshot: %v", err)
+	}
+	if !bytes.Equal(readFile(t, aofPath(dir, 2)), encodeAOFHeader(2)) {
+		t.Fatal("new generation is not a bare header")
+	}
+}

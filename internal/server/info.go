@@ -1,0 +1,255 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/probly/probly/internal/command"
+)
+
+// infoSection is one INFO section in Redis's output order.
+type infoSection struct {
+	name, title string
+	write       func(s *Server, b *infoBuf)
+}
+
+var infoSections = []infoSection{
+	{"server", "Server", (*Server).infoServer},
+	{"clients", "Clients", (*Server).infoClients},
+	{"memory", "Memory", (*Server).infoMemory},
+	{"persistence", "Persistence", (*Server).infoPersistence},
+	{"stats", "Stats", (*Server).infoStats},
+	{"replication", "Replication", (*Server).infoReplication},
+	{"cpu", "CPU", (*Server).infoCPU},
+	{"modules", "Modules", (*Server).infoModules},
+	{"cluster", "Cluster", (*Server).infoCluster},
+	{"keyspace", "Keyspace", (*Server).infoKeyspace},
+}
+
+// Info implements command.Server. section is a space-separated list of
+// section names (case-insensitive) and/or "default", "all", "everything";
+// "" means default. Every section probly has is in "default". Sections are
+// emitted in Redis's fixed order whatever the argument order; unknown
+// names are ignored (an all-unknown request yields "").
+func (s *Server) Info(section string) string {
+	fields := strings.Fields(strings.ToLower(section))
+	all := len(fields) == 0
+	want := make(map[string]bool, len(fields))
+	for _, f := range fields {
+		switch f {
+		case "default", "all", "everything":
+			all = true
+		default:
+			want[f] = true
+		}
+	}
+	b := &infoBuf{}
+	n := 0
+	for _, sec := range infoSections {
+		if !all && !want[sec.name] {
+			continue
+		}
+		if n > 0 {
+			b.WriteString("\r\n")
+		}
+		n++
+		b.WriteString("# " + sec.title + "\r\n")
+		sec.write(s, b)
+	}
+	return b.String()
+}
+
+type infoBuf struct{ strings.Builder }
+
+func (b *infoBuf) kv(k string, v any) {
+	b.WriteString(k)
+	b.WriteByte(':')
+	switch x := v.(type) {
+	case string:
+		b.WriteString(x)
+	case int:
+		b.WriteString(strconv.Itoa(x))
+	case int64:
+		b.WriteString(strconv.FormatInt(x, 10))
+	case uint64:
+		b.WriteString(strconv.FormatUint(x, 10))
+	case bool:
+		if x {
+			b.WriteByte('1')
+		} else {
+			b.WriteByte('0')
+		}
+	default:
+		fmt.Fprint(b, x)
+	}
+	b.WriteString("\r\n")
+}
+
+func (s *Server) port() int {
+	if a, ok := s.Addr().(*net.TCPAddr); ok && a != nil {
+		return a.Port
+	}
+	return 0
+}
+
+func (s *Server) infoServer(b *infoBuf) {
+	exe, _ := os.Executable()
+	up := time.Since(s.start)
+	b.kv("redis_version", command.RedisVersion)
+	b.kv("redis_git_sha1", "00000000")
+	b.kv("redis_git_dirty", 0)
+	b.kv("redis_build_id", "0")
+	b.kv("redis_mode", "standalone")
+	b.kv("os", runtime.GOOS+" "+runtime.GOARCH)
+	b.kv("arch_bits", strconv.IntSize)
+	b.kv("monotonic_clock", "POSIX clock_gettime")
+	b.kv("multiplexing_api", "goroutines")
+	b.kv("go_version", runtime.Version())
+	b.kv("process_id", os.Getpid())
+	b.kv("run_id", s.runID)
+	b.kv("tcp_port", s.port())
+	b.kv("server_time_usec", time.Now().UnixMicro())
+	b.kv("uptime_in_seconds", int64(up/time.Second))
+	b.kv("uptime_in_days", int64(up/(24*time.Hour)))
+	b.kv("hz", 10)
+	b.kv("configured_hz", 10)
+	b.kv("executable", exe)
+	b.kv("config_file", "")
+	b.kv("io_threads_active", 0)
+	b.kv("probly_version", s.version)
+}
+
+func (s *Server) infoClients(b *infoBuf) {
+	b.kv("connected_clients", s.connected.Load())
+	b.kv("cluster_connections", 0)
+	b.kv("maxclients", s.maxClients.Load())
+	b.kv("blocked_clients", 0)
+	b.kv("tracking_clients", 0)
+	b.kv("pubsub_clients", 0)
+	b.kv("clients_in_timeout_table", 0)
+}
+
+func (s *Server) infoMemory(b *infoBuf) {
+	used := s.store.MemoryUsage()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	maxmem := uint64(0)
+	if v, ok := s.cfg.Get("maxmemory"); ok {
+		if n, err := strconv.ParseUint(v, 10, 64); err == nil {
+			maxmem = n
+		}
+	}
+	b.kv("used_memory", used)
+	b.kv("used_memory_human", humanBytes(used))
+	b.kv("used_memory_rss", ms.Sys)
+	b.kv("used_memory_rss_human", humanBytes(ms.Sys))
+	b.kv("used_memory_heap", ms.HeapAlloc)
+	b.kv("maxmemory", maxmem)
+	b.kv("maxmemory_human", humanBytes(maxmem))
+	b.kv("maxmemory_policy", "noeviction")
+	b.kv("mem_allocator", "go")
+}
+
+func (s *Server) infoPersistence(b *infoBuf) {
+	p := s.persist
+	var changes uint64
+	inProgress, ok := false, true
+	if p != nil {
+		changes, inProgress, ok = p.Changes(), p.InProgress(), p.LastSaveOK()
+	}
+	b.kv("loading", 0)
+	b.kv("async_loading", 0)
+	b.kv("rdb_changes_since_last_save", changes)
+	b.kv("rdb_bgsave_in_progress", inProgress)
+	b.kv("rdb_last_save_time", s.LastSave())
+	b.kv("rdb_last_bgsave_status", okErr(ok))
+	b.kv("aof_enabled", p != nil)
+	// A snapshot also compacts the AOF, so a running snapshot is a rewrite.
+	b.kv("aof_rewrite_in_progress", inProgress)
+	b.kv("aof_rewrite_scheduled", 0)
+	b.kv("aof_last_bgrewrite_status", okErr(ok))
+	if p != nil {
+		b.kv("aof_last_write_status", "ok")
+		b.kv("aof_current_size", p.AOFSize())
+	}
+}
+
+func okErr(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "err"
+}
+
+func (s *Server) infoStats(b *infoBuf) {
+	b.kv("total_connections_received", s.stats.conns.Load())
+	b.kv("total_commands_processed", s.stats.cmds.Load())
+	b.kv("instantaneous_ops_per_sec", 0)
+	b.kv("total_net_input_bytes", s.stats.in.Load())
+	b.kv("total_net_output_bytes", s.stats.out.Load())
+	b.kv("rejected_connections", s.stats.rejected.Load())
+	b.kv("expired_keys", 0)
+	b.kv("evicted_keys", 0)
+	b.kv("keyspace_hits", 0)
+	b.kv("keyspace_misses", 0)
+	b.kv("pubsub_channels", 0)
+	b.kv("pubsub_patterns", 0)
+}
+
+func (s *Server) infoReplication(b *infoBuf) {
+	b.kv("role", "master")
+	b.kv("connected_slaves", 0)
+	b.kv("master_failover_state", "no-failover")
+	b.kv("master_replid", s.runID)
+	b.kv("master_replid2", strings.Repeat("0", 40))
+	b.kv("master_repl_offset", 0)
+	b.kv("second_repl_offset", -1)
+	b.kv("repl_backlog_active", 0)
+}
+
+func (s *Server) infoCPU(b *infoBuf) {
+	sys, user := cpuTimes()
+	b.kv("used_cpu_sys", strconv.FormatFloat(sys, 'f', 6, 64))
+	b.kv("used_cpu_user", strconv.FormatFloat(user, 'f', 6, 64))
+	b.kv("used_cpu_sys_children", "0.000000")
+	b.kv("used_cpu_user_children", "0.000000")
+}
+
+func (s *Server) infoModules(b *infoBuf) {
+	b.kv("module", "name="+command.ModuleName+",ver="+strconv.Itoa(command.ModuleVersion)+
+		",api=1,filters=0,usedby=[],using=[],options=[]")
+}
+
+func (s *Server) infoCluster(b *infoBuf) {
+	b.kv("cluster_enabled", 0)
+}
+
+func (s *Server) infoKeyspace(b *infoBuf) {
+	if n := s.store.Len(); n > 0 {
+		b.kv("db0", "keys="+strconv.Itoa(n)+",expires=0,avg_ttl=0")
+	}
+}
+
+// humanBytes formats like Redis's bytesToHuman.
+func humanBytes(n uint64) string {
+	f := float64(n)
+	switch {
+	case n < 1024:
+		return strconv.FormatUint(n, 10) + "B"
+	case n < 1<<20:
+		return strconv.FormatFloat(f/(1<<10), 'f', 2, 64) + "K"
+	case n < 1<<30:
+		return strconv.FormatFloat(f/(1<<20), 'f', 2, 64) + "M"
+	case n < 1<<40:
+		return strconv.FormatFloat(f/(1<<30), 'f', 2, 64) + "G"
+	case n < 1<<50:
+		return strconv.FormatFloat(f/(1<<40), 'f', 2, 64) + "T"
+	default:
+		return strconv.FormatFloat(f/(1<<50), 'f', 2, 64) + "P"
+	}
+}

@@ -1,0 +1,621 @@
+// Package server runs probly's Redis-protocol server: it accepts TCP (or
+// TLS, via Serve with a tls listener) connections, parses RESP2/RESP3
+// requests and dispatches them through a command.Table.
+//
+// What it promises:
+//
+//   - Each connection is served by one goroutine that reads a batch of
+//     pipelined commands, executes them in order, waits once for the
+//     batch's writes to be durable (Persister.Wait with the highest
+//     sequence number any command in the batch wrote) and only then flushes
+//     all the batch's replies in one write. With appendfsync always no reply
+//     reaches a client before the write it acknowledges is fsynced, and a
+//     pipeline shares one fsync.
+//   - A malformed or hostile request (huge or negative lengths, oversized
+//     inline lines, garbage) costs only its own connection: it gets
+//     "-ERR Protocol error: …" and is closed. Limits: proto-max-bulk-len
+//     (512 MiB), a maximum argument count, a per-command query size and
+//     maxclients. A panic in a handler is recovered, logged without key or
+//     value content, and closes only that connection.
+//   - Dispatch follows Redis 7's order: unknown command / unknown
+//     subcommand, then arity, then NOAUTH.
+//   - Shutdown stops accepting, lets every connection finish the batch it
+//     is executing (replies included) and closes the connections.
+//
+// It does not use redcon.Server: redcon's connection loop would let the
+// parser's integer overflow on "$9223372036854775807" panic the process.
+// redcon's Reader and Writer are used behind a framing guard (guard.go).
+//
+// Cost: one goroutine and a 4 KiB read buffer per idle connection; buffers
+// grow to the largest request/reply batch seen.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/redcon"
+
+	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/config"
+	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/resp"
+)
+
+// Persister is the persistence engine as the server sees it.
+type Persister interface {
+	// Wait blocks until every log record up to seq is as durable as the
+	// appendfsync policy promises.
+	Wait(seq uint64) error
+	// Snapshot writes a snapshot synchronously (SAVE).
+	Snapshot(*keyspace.Store) error
+	// BGSnapshot starts a snapshot in the background (BGSAVE).
+	BGSnapshot(*keyspace.Store) error
+	// InProgress reports whether a background snapshot is running.
+	InProgress() bool
+	// LastSave is the time of the last successful snapshot.
+	LastSave() time.Time
+	// LastSaveOK reports whether the last snapshot attempt succeeded.
+	LastSaveOK() bool
+	// AOFSize is the current size of the append-only log in bytes.
+	AOFSize() int64
+	// Changes is the number of mutations since the last snapshot.
+	Changes() uint64
+}
+
+// Defaults for Options.
+const (
+	DefaultAddr           = "127.0.0.1:6379"
+	DefaultMaxClients     = 10000     // Redis maxclients
+	DefaultMaxBulkLen     = 512 << 20 // Redis proto-max-bulk-len
+	DefaultMaxArgs        = 1 << 20   // arguments per command
+	DefaultMaxQueryBuffer = 1 << 30   // bytes per command (Redis client-query-buffer-limit)
+	DefaultVersion        = "dev"     // probly_version when Options.Version is empty
+	maxClientsMsg         = "ERR max number of clients reached"
+	noAuthMsg             = "NOAUTH Authentication required."
+	errBGSaveRunning      = "Background save already in progress"
+)
+
+// ErrServerClosed is returned by Serve and ListenAndServe after Shutdown.
+var ErrServerClosed = errors.New("server: closed")
+
+// Options configure a Server. Store and Table are required.
+type Options struct {
+	Addr        string // listen address for ListenAndServe; default 127.0.0.1:6379
+	RequirePass string // password of the default user; "" = no AUTH needed
+	Logger      *slog.Logger
+	Store       *keyspace.Store
+	Config      *config.Registry // default: a new empty registry
+	Table       *command.Table
+	Persist     Persister // nil = no persistence (SAVE/BGSAVE fail)
+
+	MaxClients     int   // default DefaultMaxClients; CONFIG SET maxclients
+	MaxBulkLen     int64 // default DefaultMaxBulkLen; CONFIG SET proto-max-bulk-len
+	MaxArgs        int   // default DefaultMaxArgs
+	MaxQueryBuffer int64 // default DefaultMaxQueryBuffer
+	Version        string
+}
+
+// Server is a running (or ready to run) Redis-protocol server. It
+// implements command.Server.
+type Server struct {
+	log     *slog.Logger
+	addr    string
+	pass    string
+	store   *keyspace.Store
+	cfg     *config.Registry
+	table   *command.Table
+	persist Persister
+	version string
+	start   time.Time
+	runID   string
+	maxName int // longest registered command name
+
+	lim        limits
+	maxClients atomic.Int64
+	closing    atomic.Bool
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[*client]struct{}
+	wg    sync.WaitGroup
+
+	nextID    atomic.Int64
+	connected atomic.Int64
+	stats     counters
+}
+
+type counters struct {
+	conns, cmds, rejected, in, out atomic.Uint64
+}
+
+// Stats are the server's counters, for metrics.
+type Stats struct {
+	ConnectedClients    int64
+	TotalConnections    uint64
+	TotalCommands       uint64
+	RejectedConnections uint64
+	NetInputBytes       uint64
+	NetOutputBytes      uint64
+}
+
+// New validates opts and returns a Server. It registers the server-owned
+// CONFIG parameters maxclients, proto-max-bulk-len and databases in
+// opts.Config unless they are already registered.
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil {
+		return nil, errors.New("server: Options.Store is required")
+	}
+	if opts.Table == nil {
+		return nil, errors.New("server: Options.Table is required")
+	}
+	s := &Server{
+		log:     opts.Logger,
+		addr:    opts.Addr,
+		pass:    opts.RequirePass,
+		store:   opts.Store,
+		cfg:     opts.Config,
+		table:   opts.Table,
+		persist: opts.Persist,
+		version: opts.Version,
+		start:   time.Now(),
+		conns:   map[*client]struct{}{},
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.addr == "" {
+		s.addr = DefaultAddr
+	}
+	if s.cfg == nil {
+		s.cfg = config.New()
+	}
+	if s.version == "" {
+		s.version = DefaultVersion
+	}
+	var id [20]byte
+	_, _ = rand.Read(id[:])
+	s.runID = hex.EncodeToString(id[:])
+	for _, sp := range s.table.All() {
+		s.maxName = max(s.maxName, len(sp.Name))
+	}
+
+	maxClients := int64(orDefault(opts.MaxClients, DefaultMaxClients))
+	maxBulk := opts.MaxBulkLen
+	if maxBulk <= 0 {
+		maxBulk = DefaultMaxBulkLen
+	}
+	maxQuery := opts.MaxQueryBuffer
+	if maxQuery <= 0 {
+		maxQuery = DefaultMaxQueryBuffer
+	}
+	s.maxClients.Store(maxClients)
+	s.lim.maxBulk.Store(maxBulk)
+	s.lim.maxArgs.Store(int64(orDefault(opts.MaxArgs, DefaultMaxArgs)))
+	s.lim.maxQuery.Store(maxQuery)
+	s.registerConfig(maxClients, maxBulk)
+	return s, nil
+}
+
+func orDefault(v, d int) int {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+func (s *Server) registerConfig(maxClients, maxBulk int64) {
+	atLeast := func(min int64, dst func(int64)) func(string) error {
+		return func(v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("argument couldn't be parsed into an integer")
+			}
+			if n < min {
+				return fmt.Errorf("argument must be between %d and %d inclusive", min, int64(1<<63-1))
+			}
+			dst(n)
+			return nil
+		}
+	}
+	params := []config.Param{
+		{Name: "maxclients", Default: strconv.FormatInt(maxClients, 10),
+			Set: atLeast(1, s.maxClients.Store)},
+		{Name: "proto-max-bulk-len", Default: strconv.FormatInt(maxBulk, 10),
+			Set: atLeast(1024*1024, s.lim.maxBulk.Store)},
+		{Name: "databases", Default: "1", Set: func(v string) error {
+			if v != "1" {
+				return errors.New("can't set immutable config")
+			}
+			return nil
+		}},
+	}
+	for _, p := range params {
+		if _, exists := s.cfg.Get(p.Name); !exists {
+			s.cfg.Register(p)
+		}
+	}
+}
+
+// ListenAndServe listens on Options.Addr and serves until Shutdown.
+func (s *Server) ListenAndServe() error {
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ln)
+}
+
+// Serve accepts connections on ln until Shutdown (then it returns
+// ErrServerClosed) or a permanent accept error. It may be called once.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	if s.ln != nil {
+		s.mu.Unlock()
+		return errors.New("server: Serve called twice")
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	s.log.Info("listening", "addr", ln.Addr().String())
+
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return ErrServerClosed
+			}
+			var te interface{ Temporary() bool }
+			if errors.As(err, &te) && te.Temporary() {
+				// EMFILE and friends: back off instead of spinning.
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", "err", err, "delay", delay)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		s.accept(nc)
+	}
+}
+
+// Addr returns the listening address, or nil before Serve.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+func (s *Server) accept(nc net.Conn) {
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	if s.connected.Load() >= s.maxClients.Load() {
+		s.mu.Unlock()
+		s.stats.rejected.Add(1)
+		go func() {
+			_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+			_, _ = nc.Write([]byte("-" + maxClientsMsg + "\r\n"))
+			nc.Close()
+		}()
+		return
+	}
+	c := newClient(s, nc)
+	s.conns[c] = struct{}{}
+	s.connected.Add(1)
+	s.stats.conns.Add(1)
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go c.serve()
+}
+
+func (s *Server) remove(c *client) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.connected.Add(-1)
+	s.wg.Done()
+}
+
+// Shutdown stops accepting connections, lets every connection finish the
+// batch of commands it is executing (and flush its replies), then closes
+// them. If ctx ends first, the remaining connections are closed forcibly
+// and ctx.Err() is returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing.Store(true)
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for c := range s.conns {
+		// Wake connections blocked reading; one that is executing a batch
+		// finishes it and then sees closing.
+		_ = c.nc.SetReadDeadline(time.Now())
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		for c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() Stats {
+	return Stats{
+		ConnectedClients:    s.connected.Load(),
+		TotalConnections:    s.stats.conns.Load(),
+		TotalCommands:       s.stats.cmds.Load(),
+		RejectedConnections: s.stats.rejected.Load(),
+		NetInputBytes:       s.stats.in.Load(),
+		NetOutputBytes:      s.stats.out.Load(),
+	}
+}
+
+// ResetStats zeroes the cumulative counters (CONFIG RESETSTAT).
+func (s *Server) ResetStats() {
+	s.stats.conns.Store(0)
+	s.stats.cmds.Store(0)
+	s.stats.rejected.Store(0)
+	s.stats.in.Store(0)
+	s.stats.out.Store(0)
+}
+
+// --- command.Server ---
+
+var _ command.Server = (*Server)(nil)
+
+// Save writes a snapshot synchronously.
+func (s *Server) Save() error {
+	if s.persist == nil {
+		return errors.New("persistence is disabled")
+	}
+	if s.persist.InProgress() {
+		return errors.New(errBGSaveRunning)
+	}
+	return s.persist.Snapshot(s.store)
+}
+
+// BGSave starts a background snapshot.
+func (s *Server) BGSave() error {
+	if s.persist == nil {
+		return errors.New("persistence is disabled")
+	}
+	if s.persist.InProgress() {
+		return errors.New(errBGSaveRunning)
+	}
+	return s.persist.BGSnapshot(s.store)
+}
+
+// LastSave returns the unix time of the last successful snapshot (the
+// start time if there was none).
+func (s *Server) LastSave() int64 {
+	if s.persist != nil {
+		if t := s.persist.LastSave(); !t.IsZero() {
+			return t.Unix()
+		}
+	}
+	return s.start.Unix()
+}
+
+// RequirePass returns the configured password.
+func (s *Server) RequirePass() string { return s.pass }
+
+// Table returns the command table.
+func (s *Server) Table() *command.Table { return s.table }
+
+// Flush removes every key and logs FLUSHALL at that cut.
+func (s *Server) Flush() (uint64, error) {
+	return s.store.FlushLog([]byte("FLUSHALL"))
+}
+
+// --- connections ---
+
+type client struct {
+	s     *Server
+	nc    net.Conn
+	rd    *redcon.Reader
+	wr    *redcon.Writer
+	reply resp.Reply
+	conn  command.Conn
+	ctx   command.Ctx
+	lower []byte
+}
+
+func newClient(s *Server, nc net.Conn) *client {
+	c := &client{s: s, nc: nc}
+	c.rd = redcon.NewReader(&guard{r: nc, lim: &s.lim, in: &s.stats.in})
+	c.wr = redcon.NewWriter(countingWriter{w: nc, out: &s.stats.out})
+	c.conn = command.Conn{
+		ID:     s.nextID.Add(1),
+		Proto:  2,
+		Authed: s.pass == "",
+		Addr:   nc.RemoteAddr().String(),
+	}
+	c.reply = resp.Reply{W: c.wr, Proto: 2}
+	c.ctx = command.Ctx{R: &c.reply, Store: s.store, Config: s.cfg, Conn: &c.conn, Server: s}
+	return c
+}
+
+func (c *client) serve() {
+	defer c.s.remove(c)
+	defer c.nc.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			c.s.log.Error("panic while serving a connection; closing it",
+				"conn_id", c.conn.ID, "panic", describePanic(r), "stack", string(debug.Stack()))
+		}
+	}()
+	for {
+		cmds, err := c.rd.ReadCommands()
+		if err != nil {
+			c.readError(err)
+			return
+		}
+		var maxSeq uint64
+		n := 0
+		for i := range cmds {
+			c.exec(cmds[i].Args)
+			n++
+			maxSeq = max(maxSeq, c.ctx.Seq)
+			if c.conn.Close {
+				break // QUIT: the rest of the pipeline is discarded
+			}
+		}
+		c.s.stats.cmds.Add(uint64(n))
+		if maxSeq > 0 && c.s.persist != nil {
+			if err := c.s.persist.Wait(maxSeq); err != nil {
+				// The records were written (Append fails by itself on write
+				// errors); only the durability wait failed. Replies go out.
+				c.s.log.Error("waiting for durability failed; replying anyway",
+					"conn_id", c.conn.ID, "seq", maxSeq, "err", err)
+			}
+		}
+		if c.wr.Flush() != nil || c.conn.Close || c.s.closing.Load() {
+			return
+		}
+	}
+}
+
+// readError answers protocol errors (Redis replies then closes) and
+// ignores I/O errors.
+func (c *client) readError(err error) {
+	var pe protoError
+	if !errors.As(err, &pe) && !strings.HasPrefix(err.Error(), "Protocol error: ") {
+		return // EOF, reset, deadline (Shutdown)
+	}
+	c.s.log.Debug("protocol error; closing connection", "conn_id", c.conn.ID, "err", err.Error())
+	c.wr.WriteError("ERR " + err.Error())
+	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	_ = c.wr.Flush()
+}
+
+// exec runs one command.
+func (c *client) exec(args [][]byte) {
+	c.ctx.Seq = 0
+	spec := c.lookup(args[0])
+	if spec == nil {
+		c.reply.Error(unknownCommand(args))
+		return
+	}
+	if len(spec.Subcommands) > 0 && len(args) >= 2 {
+		sub := spec.Sub(args[1])
+		if sub == nil {
+			c.reply.Error(unknownSubcommand(args))
+			return
+		}
+		spec = sub
+	}
+	if !command.CheckArity(spec.Arity, len(args)) || spec.Handler == nil {
+		c.reply.Error(command.ArityError(spec.Name))
+		return
+	}
+	if !c.conn.Authed && spec.Flags&command.FlagNoAuth == 0 {
+		c.reply.Error(noAuthMsg)
+		return
+	}
+	c.ctx.Args = args
+	spec.Handler(&c.ctx)
+	c.ctx.Args = nil
+	c.reply.Proto = c.conn.Proto
+}
+
+// lookup finds a command, lowercasing ASCII into a per-connection buffer
+// so the common path does not allocate.
+func (c *client) lookup(name []byte) *command.Spec {
+	if len(name) > c.s.maxName {
+		return nil
+	}
+	c.lower = c.lower[:0]
+	for _, b := range name {
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		c.lower = append(c.lower, b)
+	}
+	return c.s.table.Lookup(c.lower)
+}
+
+// cString mimics printf("%.*s"): the bytes up to the first NUL, at most n.
+func cString(b []byte, n int) string {
+	for i, x := range b {
+		if x == 0 {
+			b = b[:i]
+			break
+		}
+	}
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
+}
+
+// unknownCommand formats Redis 7's error for an unknown command. CR and LF
+// become spaces in the writer.
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.WriteString(cString(args[0], 128))
+	b.WriteString("', with args beginning with: ")
+	n := 0
+	for i := 1; i < len(args) && n < 128; i++ {
+		a := cString(args[i], 128-n)
+		b.WriteString("'")
+		b.WriteString(a)
+		b.WriteString("' ")
+		n += len(a) + 3
+	}
+	return b.String()
+}
+
+// unknownSubcommand formats Redis 7's error for an unknown subcommand of a
+// container command.
+func unknownSubcommand(args [][]byte) string {
+	return "ERR unknown subcommand '" + cString(args[1], 128) + "'. Try " +
+		strings.ToUpper(cString(args[0], 128)) + " HELP."
+}
+
+// describePanic renders a recovered value without user data: runtime
+// errors carry only indexes and types; anything else is reported by type.
+func describePanic(r any) string {
+	if e, ok := r.(runtime.Error); ok {
+		return e.Error()
+	}
+	return fmt.Sprintf("%T", r)
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs go-redis v9.22.0's own probabilistic test suite (ginkgo labels
+# bloom/cuckoo) against a probly server (spec/redis-compat.md §5).
+#
+#   scripts/goredis-suite.sh [label-filter]      default label filter: bloom
+#
+# It builds probly, starts `probly serve` on a free loopback port with a
+# temporary data directory, copies the read-only go-redis module to a
+# temporary folder, runs the suite in RESP2 and RESP3 contexts, and stops
+# the server. Exit status is the suite's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+labels=${1:-bloom}
+version=v9.22.0
+work=$(mktemp -d)
+cleanup() {
+  [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+  chmod -R u+w "$work" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+go build -o "$work/probly" ./cmd/probly
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 16379)
+"$work/probly" serve --addr "127.0.0.1:$port" --dir "$work/data" >"$work/server.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
+
+src=$(go mod download -json "github.com/redis/go-redis/v9@$version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+cp -r "$src" "$work/go-redis"
+chmod -R u+w "$work/go-redis"
+echo "{\"db\":{\"endpoints\":[\"redis://127.0.0.1:$port\"]}}" >"$work/cfg.json"
+cd "$work/go-redis"
+status=0
+RE_CLUSTER=true REDIS_ENDPOINTS_CONFIG_PATH="$work/cfg.json" REDIS_VERSION=8.4 \
+  go test -count=1 -run TestGinkgoSuite . -ginkgo.label-filter="$labels" -ginkgo.no-color -ginkgo.succinct || status=$?
+if [ $status -ne 0 ]; then
+  echo "--- server log (tail) ---"
+  tail -n 50 "$work/server.log"
+fi
+exit $status
