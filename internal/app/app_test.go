@@ -1,0 +1,237 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The test binary re-executes itself as the server when this variable is
+// set, so a real process can be killed with SIGKILL.
+const childEnv = "PROBLY_APP_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		parts := strings.SplitN(spec, "|", 3)
+		err := Run(context.Background(), Options{Addr: parts[0], Dir: parts[1], AppendFsync: parts[2]})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startChild runs the server in a child process and waits until it answers.
+func startChild(t *testing.T, addr, dir, fsync string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+addr+"|"+dir+"|"+fsync)
+	cmd.Stderr = &prefixWriter{t: t}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if c.Ping(context.Background()).Err() == nil {
+			return cmd
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	t.Fatal("server child did not start")
+	return nil
+}
+
+type prefixWriter struct {
+	mu sync.Mutex
+	t  *testing.T
+}
+
+func (w *prefixWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if testing.Verbose() {
+		w.t.Logf("server: %s", strings.TrimSpace(string(p)))
+	}
+	return len(p), nil
+}
+
+// TestKill9Always drives pipelined BF.ADD and BF.MADD writes with
+// appendfsync always, kills the server with SIGKILL at a random moment and
+// restarts it, several rounds, with SAVE/BGSAVE mixed in. After every
+// restart each acknowledged item is present and BF.CARD covers them.
+func TestKill9Always(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	ctx := context.Background()
+	acked := map[string][]string{} // key → items acknowledged with :1 or :0
+	rounds := 5
+	for round := 0; round < rounds; round++ {
+		cmd := startChild(t, addr, dir, "always")
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 8})
+
+		// Everything acknowledged before is still there.
+		for key, items := range acked {
+			res, err := c.BFMExists(ctx, key, toAny(items)...).Result()
+			if err != nil {
+				t.Fatalf("round %d: BF.MEXISTS %s: %v", round, key, err)
+			}
+			for i, ok := range res {
+				if !ok {
+					t.Fatalf("round %d: acknowledged item %s/%s lost after kill -9", round, key, items[i])
+				}
+			}
+		}
+
+		// Writers: 4 goroutines pipelining adds until the process dies.
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				key := fmt.Sprintf("bf-%d", w%2)
+				for i := 0; ; i++ {
+					items := make([]string, 16)
+					for j := range items {
+						items[j] = fmt.Sprintf("r%d-w%d-%d-%d", round, w, i, j)
+					}
+					pipe := c.Pipeline()
+					add := pipe.BFAdd(ctx, key, items[0])
+					madd := pipe.BFMAdd(ctx, key, toAny(items[1:])...)
+					if w == 0 && i%50 == 25 {
+						pipe.BgSave(ctx)
+					}
+					if _, err := pipe.Exec(ctx); err != nil && add.Err() != nil {
+						return
+					}
+					mu.Lock()
+					if add.Err() == nil {
+						acked[key] = append(acked[key], items[0])
+					}
+					if madd.Err() == nil {
+						acked[key] = append(acked[key], items[1:]...)
+					}
+					mu.Unlock()
+					if add.Err() != nil || madd.Err() != nil {
+						return
+					}
+				}
+			}(w)
+		}
+		time.Sleep(time.Duration(200+rand.IntN(600)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		wg.Wait()
+		c.Close()
+	}
+	// Final check after one more restart, including the item counts.
+	cmd := startChild(t, addr, dir, "always")
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	total := 0
+	for key, items := range acked {
+		total += len(items)
+		res, err := c.BFMExists(ctx, key, toAny(items)...).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, ok := range res {
+			if !ok {
+				t.Fatalf("acknowledged item %s/%s lost", key, items[i])
+			}
+		}
+	}
+	t.Logf("%d rounds of kill -9, %d acknowledged items, all present", rounds, total)
+	if total == 0 {
+		t.Fatal("no write was acknowledged: the test did not exercise anything")
+	}
+}
+
+// TestSIGTERMKeepsEverything: with the default everysec policy, a graceful
+// shutdown (SIGTERM) fsyncs, so every acknowledged filter and item survives.
+func TestSIGTERMKeepsEverything(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	ctx := context.Background()
+	cmd := startChild(t, addr, dir, "everysec")
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	if err := c.BFReserve(ctx, "users", 0.01, 1000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "BF.RESERVE", "ns", "0.001", "10", "NONSCALING").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3000; i++ {
+		if err := c.BFAdd(ctx, "users", fmt.Sprintf("user-%d", i)).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := c.Do(ctx, "BF.DEBUG", "users").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("server exit after SIGTERM: %v", err)
+	}
+
+	cmd = startChild(t, addr, dir, "everysec")
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	c = redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	after, err := c.Do(ctx, "BF.DEBUG", "users").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatalf("BF.DEBUG changed across restart:\n%v\n%v", before, after)
+	}
+	for i := 0; i < 3000; i++ {
+		ok, err := c.BFExists(ctx, "users", fmt.Sprintf("user-%d", i)).Result()
+		if err != nil || !ok {
+			t.Fatalf("user-%d lost after SIGTERM restart (%v)", i, err)
+		}
+	}
+	info, err := c.BFInfoCapacity(ctx, "ns").Result()
+	if err != nil || info.Capacity != 10 {
+		t.Fatalf("non-scaling filter after restart: %v %v", info, err)
+	}
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
