@@ -27,6 +27,7 @@ import (
 	"github.com/probly/probly/internal/redisbloom"
 	"github.com/probly/probly/internal/resp"
 	"github.com/probly/probly/internal/server"
+	"github.com/probly/probly/internal/strval"
 )
 
 // Defaults of `probly serve`.
@@ -69,6 +70,8 @@ func Decode(typeName string, data []byte) (keyspace.Value, error) {
 	switch typeName {
 	case redisbloom.TypeName:
 		return redisbloom.UnmarshalChain(data, 0)
+	case strval.TypeName:
+		return strval.Unmarshal(data)
 	}
 	return nil, fmt.Errorf("app: snapshot holds unknown type %q", typeName)
 }
