@@ -471,6 +471,12 @@ func DecodeScalable(data []byte) (s *Scalable, rest []byte, err error) {
 // ClassicSizing. Not safe for concurrent use.
 func (s *Scalable) SetSizing(fn Sizing) { s.cfg.Sizing = fn }
 
+// SetMaxBytes replaces the limit on the total bitset bytes that future
+// growth must respect (0 = no limit). Existing sub-filters are kept even if
+// they already exceed it; only growth is refused (ErrTooLarge). Not safe
+// for concurrent use.
+func (s *Scalable) SetMaxBytes(n uint64) { s.cfg.MaxBytes = n }
+
 // UnmarshalBinary replaces s with the Scalable encoded in data
 // (encoding.BinaryUnmarshaler); data must hold exactly one encoding. s keeps
 // its current Sizing. On error s is unchanged. Not safe for concurrent use.

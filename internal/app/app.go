@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -69,7 +70,10 @@ func Tables() (*command.Table, *config.Registry) {
 func Decode(typeName string, data []byte) (keyspace.Value, error) {
 	switch typeName {
 	case redisbloom.TypeName:
-		return redisbloom.UnmarshalChain(data, 0)
+		// The decoder allocates only what data backs, so the snapshot's
+		// own size bounds it; the live budget applies again at the next
+		// write (BF.ADD and friends reset it from bf-max-filter-bytes).
+		return redisbloom.UnmarshalChain(data, bf.MaxFilterBytes)
 	case strval.TypeName:
 		return strval.Unmarshal(data)
 	}
@@ -177,16 +181,60 @@ func Replayer(table *command.Table, cfg *config.Registry, store *keyspace.Store)
 		}
 		buf.Reset()
 		w.SetBuffer(nil)
-		c := &command.Ctx{Args: args, R: resp.New(w, 2), Store: store, Config: cfg, Conn: conn, Server: rs}
+		c := &command.Ctx{Args: args, R: resp.New(w, 2), Store: store, Config: cfg, Conn: conn, Server: rs, Replay: true}
 		spec.Handler(c)
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		if b := buf.Bytes(); len(b) > 0 && b[0] == '-' {
-			return fmt.Errorf("app: replaying %q failed: %s", spec.Name, bytes.TrimSpace(b[1:]))
+		if msg, ok := replyError(buf.Bytes()); ok {
+			return fmt.Errorf("app: replaying %q failed: %s", spec.Name, msg)
 		}
 		return nil
 	}
+}
+
+// replyError walks a RESP2 reply and returns the first error it holds,
+// at any depth (an error element inside a BF.MADD array counts: a logged
+// record that now fails would otherwise be skipped silently). A reply it
+// cannot parse is reported as an error too.
+func replyError(b []byte) (string, bool) {
+	pending := 1
+	for pending > 0 {
+		if len(b) == 0 {
+			return "truncated reply", true
+		}
+		i := bytes.Index(b, []byte("\r\n"))
+		if i < 1 {
+			return "malformed reply", true
+		}
+		kind, line := b[0], b[1:i]
+		b = b[i+2:]
+		pending--
+		switch kind {
+		case '-':
+			return string(line), true
+		case '+', ':':
+		case '$':
+			n, err := strconv.Atoi(string(line))
+			if err != nil || n < -1 || (n >= 0 && len(b) < n+2) {
+				return "malformed bulk reply", true
+			}
+			if n >= 0 {
+				b = b[n+2:]
+			}
+		case '*':
+			n, err := strconv.Atoi(string(line))
+			if err != nil || n < -1 {
+				return "malformed array reply", true
+			}
+			if n > 0 {
+				pending += n
+			}
+		default:
+			return "unexpected reply type " + strconv.QuoteRune(rune(kind)), true
+		}
+	}
+	return "", false
 }
 
 // replayServer is the command.Server seen by handlers during recovery.

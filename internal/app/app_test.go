@@ -235,3 +235,86 @@ func toAny(s []string) []any {
 	}
 	return out
 }
+
+func TestReplyError(t *testing.T) {
+	cases := []struct {
+		in   string
+		msg  string
+		isEr bool
+	}{
+		{"+OK\r\n", "", false},
+		{":1\r\n", "", false},
+		{"$3\r\n-\r\n\r\n", "", false}, // a bulk holding "-\r\n" is data
+		{"*3\r\n:1\r\n:1\r\n-ERR non scaling filter is full\r\n", "ERR non scaling filter is full", true},
+		{"*2\r\n$1\r\na\r\n*1\r\n-Bad\r\n", "Bad", true},
+		{"-ERR not found\r\n", "ERR not found", true},
+		{"*-1\r\n", "", false},
+		{"$-1\r\n", "", false},
+		{"*2\r\n:1\r\n", "truncated reply", true},
+		{"", "truncated reply", true},
+	}
+	for _, c := range cases {
+		msg, ok := replyError([]byte(c.in))
+		if ok != c.isEr || msg != c.msg {
+			t.Errorf("replyError(%q) = %q, %v; want %q, %v", c.in, msg, ok, c.msg, c.isEr)
+		}
+	}
+}
+
+// TestRestartKeepsFiltersOverDefaultBudget: filters created after raising
+// bf-max-filter-bytes above its 128 MiB default survive a restart, both
+// from the snapshot and from the AOF, although the restarted server runs
+// with the default again (the budget limits live input, not recovery).
+func TestRestartKeepsFiltersOverDefaultBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode: allocates ~300 MB")
+	}
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	ctx := context.Background()
+	cmd := startChild(t, addr, dir, "everysec")
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	must := func(args ...any) any {
+		t.Helper()
+		v, err := c.Do(ctx, args...).Result()
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return v
+	}
+	// 120M items at 0.01 is about 144 MB (128 MiB = 134 MB): over the default budget.
+	if err := c.Do(ctx, "BF.RESERVE", "big1", "0.01", "120000000").Err(); err == nil ||
+		!strings.Contains(err.Error(), "Insufficient memory") {
+		t.Fatalf("BF.RESERVE over the default budget: %v", err)
+	}
+	must("CONFIG", "SET", "bf-max-filter-bytes", "300000000")
+	must("BF.RESERVE", "big1", "0.01", "120000000", "NONSCALING")
+	must("BF.MADD", "big1", "a", "b", "c")
+	must("SAVE")
+	must("BF.RESERVE", "big2", "0.01", "120000000", "NONSCALING")
+	must("BF.MADD", "big2", "x", "y")
+	must("BF.MADD", "big1", "d")
+	c.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("server exit: %v", err)
+	}
+
+	cmd = startChild(t, addr, dir, "everysec")
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	c = redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	defer c.Close()
+	if got := fmt.Sprint(must("BF.MEXISTS", "big1", "a", "b", "c", "d")); got != "[1 1 1 1]" {
+		t.Fatalf("big1 after restart: %s", got)
+	}
+	if got := fmt.Sprint(must("BF.MEXISTS", "big2", "x", "y")); got != "[1 1]" {
+		t.Fatalf("big2 after restart: %s", got)
+	}
+	if got := fmt.Sprint(must("BF.CARD", "big1")); got != "4" {
+		t.Fatalf("BF.CARD big1 = %s", got)
+	}
+	// Live writes to the existing filter still work under the default.
+	if got := fmt.Sprint(must("BF.ADD", "big1", "e")); got != "1" {
+		t.Fatalf("BF.ADD after restart = %s", got)
+	}
+}

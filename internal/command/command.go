@@ -87,6 +87,11 @@ type Ctx struct {
 	Config *config.Registry
 	Conn   *Conn
 	Server Server
+	// Replay is true while recovery re-applies logged records. Limits that
+	// protect the server from live input (per-filter byte budgets) do not
+	// apply then: the record was accepted under the limit in force when it
+	// was written, and refusing it now would lose acknowledged data.
+	Replay bool
 	// Seq is the highest AOF sequence number this call wrote; the server
 	// waits for it to be durable (appendfsync always) before replying.
 	Seq uint64

@@ -276,6 +276,15 @@ func (c *Chain) CloneChain() *Chain {
 	}
 }
 
+// SetBudget replaces the budget that future growth must fit (0 =
+// DefaultBudget). Links already present are kept even if they exceed it.
+func (c *Chain) SetBudget(b uint64) {
+	if b == 0 {
+		b = DefaultBudget
+	}
+	c.sc.SetMaxBytes(b)
+}
+
 // Budget returns the chain's per-filter byte budget.
 func (c *Chain) Budget() uint64 { return c.sc.Config().MaxBytes }
 

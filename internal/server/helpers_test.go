@@ -68,6 +68,7 @@ type fakePersist struct {
 	snaps      int
 	bgsnaps    int
 	last       time.Time
+	waitErr    error // returned by Wait
 }
 
 func (p *fakePersist) Wait(seq uint64) error {
@@ -78,7 +79,7 @@ func (p *fakePersist) Wait(seq uint64) error {
 	if g != nil {
 		<-g
 	}
-	return nil
+	return p.waitErr
 }
 
 func (p *fakePersist) waitCalls() []uint64 {

@@ -501,10 +501,16 @@ func (c *client) serve() {
 		c.s.stats.cmds.Add(uint64(n))
 		if maxSeq > 0 && c.s.persist != nil {
 			if err := c.s.persist.Wait(maxSeq); err != nil {
-				// The records were written (Append fails by itself on write
-				// errors); only the durability wait failed. Replies go out.
-				c.s.log.Error("waiting for durability failed; replying anyway",
+				// The batch's writes are not durable as promised (an fsync
+				// failed): no reply of this batch may claim success. Drop
+				// the buffered replies and answer every command with an
+				// error; the log refuses further writes until a restart.
+				c.s.log.Error("waiting for durability failed; failing the batch",
 					"conn_id", c.conn.ID, "seq", maxSeq, "err", err)
+				c.wr.SetBuffer(nil)
+				for range n {
+					c.wr.WriteError(durabilityErr)
+				}
 			}
 		}
 		if c.wr.Flush() != nil || c.conn.Close || c.s.closing.Load() {
@@ -512,6 +518,11 @@ func (c *client) serve() {
 		}
 	}
 }
+
+// durabilityErr answers every command of a pipeline whose writes could
+// not be made durable (fsync failure). Redis exits in this case with
+// appendfsync always; probly keeps serving reads of later batches.
+const durabilityErr = "MISCONF Errors writing to the AOF file: fsync failed; write not acknowledged"
 
 // readError answers protocol errors (Redis replies then closes) and
 // ignores I/O errors.

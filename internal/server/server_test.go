@@ -607,6 +607,28 @@ func TestDurabilityWait(t *testing.T) {
 	t.Logf("10 pipelined DELs -> %d Wait call(s) %v", len(w), w)
 }
 
+// TestDurabilityFailureFailsBatch: when the durability wait fails (an
+// fsync error with appendfsync always), no command of the batch is
+// acknowledged: each gets the MISCONF error instead of its reply, and the
+// connection keeps working.
+func TestDurabilityFailureFailsBatch(t *testing.T) {
+	p := &fakePersist{waitErr: errors.New("fsync: input/output error")}
+	e := start(t, func(o *Options) { o.Persist = p })
+	e.set("a", "string")
+	e.set("b", "string")
+	r := e.raw(t)
+	r.send(cmd("DEL", "a") + cmd("EXISTS", "b") + cmd("DEL", "b"))
+	for i := 0; i < 3; i++ {
+		if got := r.read(); got != "-"+durabilityErr+"\r\n" {
+			t.Fatalf("reply %d = %q, want the durability error", i, got)
+		}
+	}
+	// A read-only batch does not wait, so it succeeds.
+	if got := r.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING after failure = %q", got)
+	}
+}
+
 func TestSaveCommands(t *testing.T) {
 	p := &fakePersist{last: time.Unix(1700000000, 0)}
 	e := start(t, func(o *Options) { o.Persist = p })

@@ -163,7 +163,7 @@ func (h *handlers) createKey(c *command.Ctx, key []byte, p redisbloom.Params) {
 		c.R.Error(status)
 		return
 	}
-	ch, err := redisbloom.New(p, h.s.budget())
+	ch, err := redisbloom.New(p, h.s.budgetFor(c))
 	if err != nil {
 		c.R.Error(err.Error())
 		return
@@ -323,6 +323,7 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisb
 				tx.Set(ch)
 				_ = tx.Log(createRecord(key, p)...)
 			}
+			ch.SetBudget(h.s.budgetFor(c))
 			results = make([]bool, 0, len(items))
 			var rec [][]byte
 			for _, it := range items {
@@ -346,7 +347,7 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisb
 		})
 		if needCreate {
 			var err error
-			if pre, err = redisbloom.New(p, h.s.budget()); err != nil {
+			if pre, err = redisbloom.New(p, h.s.budgetFor(c)); err != nil {
 				c.R.Error(err.Error())
 				return
 			}
@@ -670,7 +671,7 @@ func (h *handlers) loadchunk(c *command.Ctx) {
 		})
 		if needHeader {
 			var err error
-			if pre, err = redisbloom.DecodeHeader(data, h.s.budget()); err != nil {
+			if pre, err = redisbloom.DecodeHeader(data, h.s.budgetFor(c)); err != nil {
 				c.R.Error(err.Error())
 				return
 			}

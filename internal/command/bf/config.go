@@ -2,6 +2,7 @@ package bf
 
 import (
 	"fmt"
+	"github.com/probly/probly/internal/command"
 	"math"
 	"sync/atomic"
 
@@ -38,7 +39,20 @@ func (s *settings) defaults() (errorRate float64, capacity uint64, expansion uin
 	return math.Float64frombits(s.errorRate.Load()), s.initialSize.Load(), uint32(s.expansion.Load())
 }
 
+// MaxFilterBytes is the largest value of bf-max-filter-bytes (128 GiB).
+const MaxFilterBytes = 1 << 37
+
 func (s *settings) budget() uint64 { return s.maxBytes.Load() }
+
+// budgetFor is the per-filter byte budget that applies to a call: the
+// configured bf-max-filter-bytes for live commands, the parameter's maximum
+// while recovery replays the log (see command.Ctx.Replay).
+func (s *settings) budgetFor(c *command.Ctx) uint64 {
+	if c.Replay {
+		return MaxFilterBytes
+	}
+	return s.budget()
+}
 
 func intParam(name string, lo, hi int64, store func(int64)) config.Param {
 	return config.Param{
@@ -87,7 +101,7 @@ func (s *settings) params() []config.Param {
 	initial.Default = "100"
 	expansion := intParam("bf-expansion-factor", 0, maxExpansion, func(n int64) { s.expansion.Store(uint64(n)) })
 	expansion.Default = "2"
-	budget := intParam("bf-max-filter-bytes", 64, 1<<37, func(n int64) { s.maxBytes.Store(uint64(n)) })
+	budget := intParam("bf-max-filter-bytes", 64, MaxFilterBytes, func(n int64) { s.maxBytes.Store(uint64(n)) })
 	budget.Default = fmt.Sprint(redisbloom.DefaultBudget)
 	return []config.Param{errRate, initial, expansion, budget}
 }
