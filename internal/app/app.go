@@ -21,11 +21,14 @@ import (
 
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/bf"
+	"github.com/probly/probly/internal/command/cf"
 	"github.com/probly/probly/internal/command/generic"
+	"github.com/probly/probly/internal/command/str"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/persist"
 	"github.com/probly/probly/internal/redisbloom"
+	"github.com/probly/probly/internal/rediscuckoo"
 	"github.com/probly/probly/internal/resp"
 	"github.com/probly/probly/internal/server"
 	"github.com/probly/probly/internal/strval"
@@ -62,7 +65,9 @@ func Tables() (*command.Table, *config.Registry) {
 	t := command.NewTable()
 	cfg := config.New()
 	generic.Register(t, cfg)
+	str.Register(t, cfg)
 	bf.Register(t, cfg)
+	cf.Register(t, cfg)
 	return t, cfg
 }
 
@@ -74,6 +79,8 @@ func Decode(typeName string, data []byte) (keyspace.Value, error) {
 		// own size bounds it; the live budget applies again at the next
 		// write (BF.ADD and friends reset it from bf-max-filter-bytes).
 		return redisbloom.UnmarshalChain(data, bf.MaxFilterBytes)
+	case rediscuckoo.TypeName:
+		return rediscuckoo.UnmarshalFilter(data, rediscuckoo.MaxBudget)
 	case strval.TypeName:
 		return strval.Unmarshal(data)
 	}

@@ -65,12 +65,12 @@ var docs = map[string]doc{
 }
 
 var stringCommands = map[string]bool{
-	"get": true, "set": true, "append": true, "setrange": true, "getrange": true, "strlen": true,
+	"get": true, "set": true, "append": true, "setrange": true, "getrange": true, "substr": true, "strlen": true,
 }
 
 // isModule reports whether name is a RedisBloom command.
 func isModule(name string) bool {
-	return strings.HasPrefix(name, "bf.") || strings.HasPrefix(name, "cf.")
+	return strings.HasPrefix(strings.TrimPrefix(name, "_"), "bf.") || strings.HasPrefix(strings.TrimPrefix(name, "_"), "cf.")
 }
 
 // aclCategories returns the ACL categories of s: from the table above for

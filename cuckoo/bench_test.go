@@ -1,0 +1,80 @@
+package cuckoo
+
+import (
+	"testing"
+)
+
+const benchN = 1 << 20
+
+func benchKeys(n int, seed uint64) [][]byte {
+	rng := splitmix64(seed)
+	keys := make([][]byte, n)
+	for i := range keys {
+		k := make([]byte, 16)
+		for j := 0; j < 16; j += 8 {
+			v := rng.next()
+			for b := 0; b < 8; b++ {
+				k[j+b] = byte(v >> (8 * b))
+			}
+		}
+		keys[i] = k
+	}
+	return keys
+}
+
+// benchFilter returns a filter of 2^18 buckets × 4 slots holding about 90%
+// of capacity, and the keys it holds.
+func benchFilter(b *testing.B, fpBits int) (*Filter, [][]byte) {
+	f, err := NewWithConfig(Config{Buckets: benchN / 4, BucketSize: 4, FingerprintBits: fpBits, MaxKicks: 500})
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := benchKeys(benchN*9/10, 1)
+	for _, k := range keys {
+		if err := f.Insert(k); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return f, keys
+}
+
+func benchInsert(b *testing.B, fpBits int) {
+	keys := benchKeys(benchN*9/10, 1)
+	var f *Filter
+	i := len(keys)
+	for b.Loop() {
+		if i == len(keys) {
+			b.StopTimer()
+			f, _ = NewWithConfig(Config{Buckets: benchN / 4, BucketSize: 4, FingerprintBits: fpBits, MaxKicks: 500})
+			i = 0
+			b.StartTimer()
+		}
+		if err := f.Insert(keys[i]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+func BenchmarkInsert8(b *testing.B)  { benchInsert(b, 8) }
+func BenchmarkInsert16(b *testing.B) { benchInsert(b, 16) }
+
+func benchLookup(b *testing.B, fpBits int, members bool) {
+	f, keys := benchFilter(b, fpBits)
+	if !members {
+		keys = benchKeys(len(keys), 2)
+	}
+	i := 0
+	for b.Loop() {
+		f.Lookup(keys[i])
+		i++
+		if i == len(keys) {
+			i = 0
+		}
+	}
+}
+
+func BenchmarkLookup8Member(b *testing.B)     { benchLookup(b, 8, true) }
+func BenchmarkLookup8NonMember(b *testing.B)  { benchLookup(b, 8, false) }
+func BenchmarkLookup16Member(b *testing.B)    { benchLookup(b, 16, true) }
+func BenchmarkLookup16NonMember(b *testing.B) { benchLookup(b, 16, false) }

@@ -1,0 +1,324 @@
+package cuckoo
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// Encoding (specified byte by byte in docs/FORMATS.md, section "Cuckoo
+// filter"). All integers are little-endian. The layout shares its magic
+// number, version and framing with the bloom package's formats; kind 3 is
+// a cuckoo filter:
+//
+//	0   4  magic "PRBL"            36  4  sub-filters L
+//	4   1  version 1               40  8  items
+//	5   1  kind 3                  48  8  deletes
+//	6   2  hash ID                 56  8  max bytes (0 = none)
+//	8   1  fingerprint bits        64  4  reserved, 0
+//	9   1  bucket size             68  4  CRC-32C of bytes 0 … 67
+//	10  2  max kicks               72  T  tables of sub-filters 0 … L−1
+//	12  4  flags, 0                72+T 4 CRC-32C of the T table bytes
+//	16  8  seed
+//	24  8  buckets of sub-filter 0
+//	32  4  expansion
+const (
+	magic         = "PRBL"
+	formatVersion = 1
+	kindCuckoo    = 3
+
+	headerLen  = 72
+	trailerLen = 4
+
+	ioChunk = 1 << 16
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func errEOF() error { return fmt.Errorf("cuckoo: decoding a cuckoo filter: %w", io.ErrUnexpectedEOF) }
+
+func formatErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, args...))
+}
+
+func (f *Filter) appendHeader(b []byte) []byte {
+	le := binary.LittleEndian
+	start := len(b)
+	b = append(b, magic...)
+	b = append(b, formatVersion, kindCuckoo)
+	b = le.AppendUint16(b, uint16(f.hashID))
+	b = append(b, byte(f.fpBits), byte(f.bucketSize))
+	b = le.AppendUint16(b, uint16(f.maxKicks))
+	b = le.AppendUint32(b, 0) // flags
+	b = le.AppendUint64(b, f.seed)
+	b = le.AppendUint64(b, f.buckets)
+	b = le.AppendUint32(b, uint32(f.expansion))
+	b = le.AppendUint32(b, uint32(f.SubFilters()))
+	b = le.AppendUint64(b, f.items)
+	b = le.AppendUint64(b, f.deletes)
+	b = le.AppendUint64(b, f.maxBytes)
+	b = le.AppendUint32(b, 0) // reserved
+	return le.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+}
+
+// header is a parsed, validated header.
+type header struct {
+	cfg            Config
+	sub            int
+	items, deletes uint64
+	tableBytes     uint64 // T
+}
+
+// parseHeader validates the 72-byte header hdr (shorter input is checked
+// as far as it goes) without allocating anything.
+func parseHeader(hdr []byte) (header, error) {
+	n := min(len(hdr), 4)
+	if string(hdr[:n]) != magic[:n] {
+		return header{}, formatErr("bad magic number %q, want %q", hdr[:n], magic)
+	}
+	if len(hdr) > 4 && hdr[4] != formatVersion {
+		return header{}, fmt.Errorf("%w: cuckoo filter version %d, this package reads version %d", ErrVersion, hdr[4], formatVersion)
+	}
+	if len(hdr) > 5 && hdr[5] != kindCuckoo {
+		return header{}, formatErr("kind %d, want %d (cuckoo filter)", hdr[5], kindCuckoo)
+	}
+	if len(hdr) < headerLen {
+		return header{}, errEOF()
+	}
+	le := binary.LittleEndian
+	if got, want := le.Uint32(hdr[68:]), crc32.Checksum(hdr[:68], castagnoli); got != want {
+		return header{}, fmt.Errorf("%w: cuckoo filter header CRC-32C %08x, computed %08x", ErrChecksum, got, want)
+	}
+	h := header{
+		cfg: Config{
+			HashID:          HashID(le.Uint16(hdr[6:])),
+			FingerprintBits: int(hdr[8]),
+			BucketSize:      int(hdr[9]),
+			MaxKicks:        int(le.Uint16(hdr[10:])),
+			Seed:            le.Uint64(hdr[16:]),
+			Buckets:         le.Uint64(hdr[24:]),
+			Expansion:       le.Uint32(hdr[32:]),
+			MaxBytes:        le.Uint64(hdr[56:]),
+		},
+		sub:     int(le.Uint32(hdr[36:])),
+		items:   le.Uint64(hdr[40:]),
+		deletes: le.Uint64(hdr[48:]),
+	}
+	c := &h.cfg
+	switch {
+	case le.Uint32(hdr[12:]) != 0:
+		return h, formatErr("unknown flags %#x", le.Uint32(hdr[12:]))
+	case le.Uint32(hdr[64:]) != 0:
+		return h, formatErr("reserved field is %#x, want 0", le.Uint32(hdr[64:]))
+	case c.HashID == 0:
+		return h, formatErr("hash ID 0 is reserved")
+	case c.FingerprintBits != 8 && c.FingerprintBits != 16:
+		return h, formatErr("fingerprint width %d bits, want 8 or 16", c.FingerprintBits)
+	case c.BucketSize == 0:
+		return h, formatErr("bucket size 0")
+	case c.MaxKicks == 0:
+		return h, formatErr("max kicks 0")
+	case c.Buckets == 0 || c.Buckets&(c.Buckets-1) != 0 || c.Buckets > MaxTableBytes:
+		return h, formatErr("%d buckets is not a power of two in [1, 2^40]", c.Buckets)
+	case c.Expansion > MaxExpansion || c.Expansion&(c.Expansion-1) != 0:
+		return h, formatErr("expansion %d is not 0 or a power of two up to %d", c.Expansion, MaxExpansion)
+	case h.sub < 1 || h.sub > MaxSubFilters:
+		return h, formatErr("%d sub-filters not in [1, %d]", h.sub, MaxSubFilters)
+	case h.sub > 1 && c.Expansion == 0:
+		return h, formatErr("%d sub-filters with expansion 0", h.sub)
+	}
+	// Table size, with the limits a live filter has.
+	shape := Filter{bucketSize: c.BucketSize, fpBits: c.FingerprintBits, expansion: uint64(c.Expansion), buckets: c.Buckets}
+	limit := uint64(MaxTableBytes)
+	if c.MaxBytes != 0 {
+		limit = min(limit, c.MaxBytes)
+	}
+	for i := range h.sub {
+		nb, ok := shape.subBuckets(i)
+		if !ok {
+			return h, formatErr("sub-filter %d has more than 2^40 buckets", i)
+		}
+		b := nb * uint64(c.BucketSize) * shape.slotBytes()
+		if b > limit || h.tableBytes > limit-b {
+			return h, formatErr("%d sub-filters take more than %d table bytes", h.sub, limit)
+		}
+		h.tableBytes += b
+	}
+	return h, nil
+}
+
+// EncodedSize returns the length of f's encoding: 76 + table bytes.
+func (f *Filter) EncodedSize() uint64 { return headerLen + f.bytes + trailerLen }
+
+// appendTables appends the raw tables of every sub-filter.
+func (f *Filter) appendTables(b []byte) []byte {
+	for i := range f.SubFilters() {
+		start := len(b)
+		n := f.TableBytes(i)
+		b = append(b, make([]byte, n)...)
+		f.ReadTableAt(i, b[start:], 0)
+	}
+	return b
+}
+
+// AppendBinary appends f's encoding to b (encoding.BinaryAppender). It
+// never fails.
+func (f *Filter) AppendBinary(b []byte) ([]byte, error) {
+	b = f.appendHeader(b)
+	start := len(b)
+	b = f.appendTables(b)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
+}
+
+// MarshalBinary returns f's encoding (encoding.BinaryMarshaler). It never
+// fails. Cost: one allocation of EncodedSize() bytes.
+func (f *Filter) MarshalBinary() ([]byte, error) {
+	return f.AppendBinary(make([]byte, 0, f.EncodedSize()))
+}
+
+// WriteTo writes f's encoding to w (io.WriterTo) in 64 KiB pieces and
+// returns the bytes written and the first write error.
+func (f *Filter) WriteTo(w io.Writer) (int64, error) {
+	buf := f.appendHeader(make([]byte, 0, ioChunk))
+	var total int64
+	n, err := w.Write(buf)
+	total += int64(n)
+	if err != nil {
+		return total, err
+	}
+	crc := uint32(0)
+	for i := range f.SubFilters() {
+		size := f.TableBytes(i)
+		for off := uint64(0); off < size; {
+			k := f.ReadTableAt(i, buf[:ioChunk], off)
+			crc = crc32.Update(crc, castagnoli, buf[:k])
+			n, err := w.Write(buf[:k])
+			total += int64(n)
+			if err != nil {
+				return total, err
+			}
+			off += uint64(k)
+		}
+	}
+	n, err = w.Write(binary.LittleEndian.AppendUint32(buf[:0], crc))
+	total += int64(n)
+	return total, err
+}
+
+// build allocates the filter a validated header describes and fills its
+// tables from tables (exactly h.tableBytes bytes).
+func (h header) build(tables []byte) (*Filter, error) {
+	f, err := Restore(h.cfg, h.sub, h.items, h.deletes)
+	if err != nil {
+		return nil, formatErr("%v", err)
+	}
+	for i := range h.sub {
+		n := f.TableBytes(i)
+		if err := f.WriteTableAt(i, tables[:n], 0); err != nil {
+			return nil, formatErr("%v", err)
+		}
+		tables = tables[n:]
+	}
+	return f, nil
+}
+
+// Decode decodes one filter from the start of data and returns it with the
+// bytes that follow its encoding. It validates everything (magic and kind
+// ErrFormat, version ErrVersion, both CRC-32Cs ErrChecksum, every parameter
+// ErrFormat) and checks that data holds the whole declared tables before
+// allocating them, so it never allocates more than data backs; a short
+// input gives an error wrapping io.ErrUnexpectedEOF. Any hash ID is
+// accepted (see CanHashKeys).
+func Decode(data []byte) (f *Filter, rest []byte, err error) {
+	h, err := parseHeader(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if uint64(len(data)-headerLen) < h.tableBytes+trailerLen {
+		return nil, nil, errEOF()
+	}
+	end := headerLen + h.tableBytes
+	tables := data[headerLen:end]
+	if got, want := binary.LittleEndian.Uint32(data[end:]), crc32.Checksum(tables, castagnoli); got != want {
+		return nil, nil, fmt.Errorf("%w: cuckoo filter tables CRC-32C %08x, computed %08x", ErrChecksum, got, want)
+	}
+	f, err = h.build(tables)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, data[end+trailerLen:], nil
+}
+
+// UnmarshalBinary replaces f with the filter encoded in data
+// (encoding.BinaryUnmarshaler). data must hold exactly one encoding
+// (trailing bytes give ErrFormat); errors are Decode's. On error f is
+// unchanged.
+func (f *Filter) UnmarshalBinary(data []byte) error {
+	g, rest, err := Decode(data)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 {
+		return formatErr("%d trailing bytes after the cuckoo filter", len(rest))
+	}
+	*f = *g
+	return nil
+}
+
+// ReadFrom replaces f with one filter read from r (io.ReaderFrom), reading
+// exactly its encoding and nothing after it. Memory grows with the bytes
+// actually read, never with a size merely declared in the header. It
+// returns io.EOF if r is empty, an error wrapping io.ErrUnexpectedEOF if r
+// ends inside the encoding, and Decode's errors otherwise. On error f is
+// unchanged.
+func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
+	var hdr [headerLen]byte
+	n, err := io.ReadFull(r, hdr[:])
+	total := int64(n)
+	if err == io.EOF {
+		return total, io.EOF
+	}
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return total, err
+	}
+	h, perr := parseHeader(hdr[:n])
+	if perr != nil {
+		return total, perr
+	}
+	if err != nil {
+		return total, errEOF()
+	}
+	tables := make([]byte, 0, min(h.tableBytes, ioChunk))
+	for uint64(len(tables)) < h.tableBytes {
+		k := min(h.tableBytes-uint64(len(tables)), ioChunk)
+		start := len(tables)
+		tables = append(tables, make([]byte, k)...)
+		n, err := io.ReadFull(r, tables[start:])
+		total += int64(n)
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return total, fmt.Errorf("cuckoo: reading a cuckoo filter: %w", err)
+		}
+	}
+	var tr [trailerLen]byte
+	n, err = io.ReadFull(r, tr[:])
+	total += int64(n)
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return total, fmt.Errorf("cuckoo: reading a cuckoo filter: %w", err)
+	}
+	if got, want := binary.LittleEndian.Uint32(tr[:]), crc32.Checksum(tables, castagnoli); got != want {
+		return total, fmt.Errorf("%w: cuckoo filter tables CRC-32C %08x, computed %08x", ErrChecksum, got, want)
+	}
+	g, err := h.build(tables)
+	if err != nil {
+		return total, err
+	}
+	*f = *g
+	return total, nil
+}

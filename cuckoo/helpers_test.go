@@ -1,0 +1,70 @@
+package cuckoo
+
+import (
+	"encoding/binary"
+	"strconv"
+	"testing"
+)
+
+// Structured test keys: every family yields unique keys for distinct i.
+
+func userKey(dst []byte, i uint64) []byte {
+	return strconv.AppendUint(append(dst[:0], "user-"...), i, 10)
+}
+
+func counterKey(dst []byte, i uint64) []byte {
+	return binary.LittleEndian.AppendUint64(dst[:0], i)
+}
+
+func prefixKey(dst []byte, i uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst[:0], "pfx/key:"...), i)
+}
+
+type keyFamily struct {
+	name string
+	key  func(dst []byte, i uint64) []byte
+}
+
+var keyFamilies = []keyFamily{{"user", userKey}, {"counter", counterKey}, {"prefix", prefixKey}}
+
+// splitmix64 is a tiny deterministic PRNG.
+type splitmix64 uint64
+
+func (s *splitmix64) next() uint64 {
+	*s += 0x9e3779b97f4a7c15
+	z := uint64(*s)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func (s *splitmix64) intn(n int) int { return int(s.next() % uint64(n)) }
+
+func mustConfig(t testing.TB, c Config) *Filter {
+	t.Helper()
+	f, err := NewWithConfig(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// occupied returns the fingerprints stored in sub-filter i, bucket b.
+func occupied(f *Filter, i int, b uint64) []uint64 {
+	var out []uint64
+	bs := uint64(f.bucketSize)
+	if f.c8 != nil {
+		for _, x := range f.c8.subs[i].data[b*bs : b*bs+bs] {
+			if x != 0 {
+				out = append(out, uint64(x))
+			}
+		}
+		return out
+	}
+	for _, x := range f.c16.subs[i].data[b*bs : b*bs+bs] {
+		if x != 0 {
+			out = append(out, uint64(x))
+		}
+	}
+	return out
+}

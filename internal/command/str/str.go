@@ -1,0 +1,477 @@
+// Package str implements the binary-safe Redis string commands GET, SET,
+// APPEND, SETRANGE, GETRANGE (and its old name SUBSTR) and STRLEN with
+// Redis 7 replies and error strings. A Redis HyperLogLog is an ordinary
+// string (spec redis-compat.md §4.2), so these commands read and write HLL
+// values too: GET returns an HLL's exact bytes, SET installs bytes taken
+// from Redis, and SETRANGE/APPEND can corrupt one (the PF* commands detect
+// that and answer INVALIDOBJ/WRONGTYPE).
+//
+// Values are *strval.String. SET replaces a value of any type, as Redis
+// does; every other command answers WRONGTYPE on a key of another type.
+//
+// Differences from Redis:
+//
+//   - probly has no key expiry. SET accepts KEEPTTL (a no-op: no key has a
+//     TTL) and validates EX/PX/EXAT/PXAT exactly as Redis does (syntax,
+//     "value is not an integer or out of range", "invalid expire time in
+//     'set' command"), but a valid expiry is refused with
+//     "ERR probly does not support key expiry" instead of being applied.
+//   - No string may grow past strval.MaxLen (512 MiB), nor past a lower
+//     proto-max-bulk-len setting: APPEND and SETRANGE answer
+//     "ERR string exceeds maximum allowed size (proto-max-bulk-len)" as
+//     Redis does, and so does SET with a longer value (possible only after
+//     raising proto-max-bulk-len; such a string could not be loaded back
+//     from a snapshot).
+//   - Integer-encoded strings do not exist: every value is raw bytes, which
+//     Redis clients cannot observe.
+//
+// Persistence: a successful mutation is logged before it is applied (a
+// failed log append changes nothing and answers "ERR <log error>"), in
+// canonical form, so replaying the records through this same command table
+// reproduces the state byte for byte:
+//
+//	SET key value            (options dropped: their effect is decided)
+//	APPEND key chunk         (not logged when chunk is empty and the key exists)
+//	SETRANGE key offset value (not logged when value is empty: no change)
+//
+// Commands that change nothing, or fail, log nothing.
+package str
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/command/argparse"
+	"github.com/probly/probly/internal/config"
+	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/strval"
+)
+
+// Reply strings (Redis 7).
+const (
+	errWrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errSyntax     = "ERR syntax error"
+	errNotInteger = "ERR value is not an integer or out of range"
+	errOffset     = "ERR offset is out of range"
+	errTooBig     = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	errExpireTime = "ERR invalid expire time in 'set' command"
+	errNoExpiry   = "ERR probly does not support key expiry"
+)
+
+// Canonical record names.
+var (
+	recSet      = []byte("SET")
+	recAppend   = []byte("APPEND")
+	recSetRange = []byte("SETRANGE")
+)
+
+// Register adds the string commands to t. They have no settings; cfg is
+// accepted for symmetry with the other families and may be nil (handlers
+// read proto-max-bulk-len through Ctx.Config when it is registered).
+func Register(t *command.Table, cfg *config.Registry) {
+	_ = cfg
+	const (
+		w    = command.FlagWrite | command.FlagDenyOOM
+		ro   = command.FlagReadonly
+		fast = command.FlagFast
+	)
+	spec := func(name string, arity int, f command.Flags, fn func(*command.Ctx)) *command.Spec {
+		return &command.Spec{Name: name, Arity: arity, Flags: f, FirstKey: 1, LastKey: 1, Step: 1, Handler: fn}
+	}
+	t.Add(
+		spec("get", 2, ro|fast, get),
+		spec("set", -3, w, set),
+		spec("append", 3, w|fast, appendCmd),
+		spec("setrange", 4, w, setRange),
+		spec("getrange", 4, ro, getRange),
+		spec("substr", 4, ro, getRange),
+		spec("strlen", 2, ro|fast, strlen),
+	)
+}
+
+type keyState int
+
+const (
+	keyMissing keyState = iota
+	keyString
+	keyWrongType
+)
+
+func asString(v keyspace.Value) (*strval.String, keyState) {
+	switch s := v.(type) {
+	case nil:
+		return nil, keyMissing
+	case *strval.String:
+		return s, keyString
+	default:
+		return nil, keyWrongType
+	}
+}
+
+// maxLen is the longest string APPEND and SETRANGE may produce: the
+// proto-max-bulk-len setting when it is registered and lower, else
+// strval.MaxLen.
+func maxLen(c *command.Ctx) int64 {
+	limit := int64(strval.MaxLen)
+	if c.Config != nil {
+		if v, ok := c.Config.Get("proto-max-bulk-len"); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 && n < limit {
+				limit = n
+			}
+		}
+	}
+	return limit
+}
+
+// fits reports whether a string of size+extra bytes is allowed (Redis's
+// checkStringLength, overflow-safe).
+func fits(size, extra, limit int64) bool {
+	return size <= limit && extra <= limit-size
+}
+
+// grow returns b extended with zero bytes to length n (n ≥ len(b)). New
+// room is reserved as Redis's sdsMakeRoomFor does (double below 1 MiB,
+// else 1 MiB more), never beyond strval.MaxLen unless n itself is larger.
+func grow(b []byte, n int) []byte {
+	if n <= cap(b) {
+		old := len(b)
+		b = b[:n]
+		clear(b[old:])
+		return b
+	}
+	const prealloc = 1 << 20
+	c := n + prealloc
+	if n < prealloc {
+		c = 2 * n
+	}
+	c = max(min(c, strval.MaxLen), n)
+	nb := make([]byte, n, c)
+	copy(nb, b)
+	return nb
+}
+
+func logFailed(c *command.Ctx, err error) { c.R.Error("ERR " + err.Error()) }
+
+// GET key
+func get(c *command.Ctx) {
+	c.Store.View(c.Args[1], func(v keyspace.Value) {
+		switch s, st := asString(v); st {
+		case keyMissing:
+			c.R.Null()
+		case keyWrongType:
+			c.R.Error(errWrongType)
+		default:
+			c.R.Bulk(s.B)
+		}
+	})
+}
+
+// STRLEN key
+func strlen(c *command.Ctx) {
+	c.Store.View(c.Args[1], func(v keyspace.Value) {
+		switch s, st := asString(v); st {
+		case keyMissing:
+			c.R.Int(0)
+		case keyWrongType:
+			c.R.Error(errWrongType)
+		default:
+			c.R.Int(int64(len(s.B)))
+		}
+	})
+}
+
+// setFlags are SET's options.
+type setFlags struct {
+	nx, xx, get, keepTTL bool
+	expire               []byte // EX/PX/EXAT/PXAT argument, nil if none
+	unitSeconds          bool   // EX or EXAT
+	relative             bool   // EX or PX
+}
+
+// cstr returns a up to its first NUL byte: Redis compares option names as
+// C strings.
+func cstr(a []byte) []byte {
+	for i, b := range a {
+		if b == 0 {
+			return a[:i]
+		}
+	}
+	return a
+}
+
+func isWord(a []byte, w string) bool {
+	a = cstr(a)
+	if len(a) != len(w) {
+		return false
+	}
+	for i := range a {
+		b := a[i]
+		if b >= 'a' && b <= 'z' {
+			b -= 'a' - 'A'
+		}
+		if b != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// parseSetFlags is Redis 7's parseExtendedStringArgumentsOrReply for SET:
+// conflicting options, unknown words and an expiry without its argument
+// are syntax errors.
+func parseSetFlags(args [][]byte) (setFlags, bool) {
+	var f setFlags
+	haveExpire := false
+	for j := 0; j < len(args); j++ {
+		hasNext := j < len(args)-1
+		switch a := args[j]; {
+		case isWord(a, "NX") && !f.xx:
+			f.nx = true
+		case isWord(a, "XX") && !f.nx:
+			f.xx = true
+		case isWord(a, "GET"):
+			f.get = true
+		case isWord(a, "KEEPTTL") && !haveExpire:
+			f.keepTTL = true
+		case (isWord(a, "EX") || isWord(a, "PX") || isWord(a, "EXAT") || isWord(a, "PXAT")) && !f.keepTTL && hasNext:
+			// Redis allows repeating the same expiry option (the last one
+			// wins) but not mixing two different ones.
+			sec := isWord(a, "EX") || isWord(a, "EXAT")
+			rel := isWord(a, "EX") || isWord(a, "PX")
+			if haveExpire && (sec != f.unitSeconds || rel != f.relative) {
+				return f, false
+			}
+			haveExpire, f.unitSeconds, f.relative = true, sec, rel
+			f.expire = args[j+1]
+			j++
+		default:
+			return f, false
+		}
+	}
+	return f, true
+}
+
+// checkExpire validates an expiry argument as Redis's
+// getExpireMillisecondsOrReply does and returns the error reply: probly
+// refuses every valid expiry.
+func checkExpire(f setFlags) string {
+	ms, ok := argparse.Int(f.expire)
+	if !ok {
+		return errNotInteger
+	}
+	const maxInt64 = 1<<63 - 1
+	if ms <= 0 || (f.unitSeconds && ms > maxInt64/1000) {
+		return errExpireTime
+	}
+	if f.unitSeconds {
+		ms *= 1000
+	}
+	if f.relative {
+		if now := time.Now().UnixMilli(); ms > maxInt64-now {
+			return errExpireTime // Redis: the sum overflows
+		}
+	}
+	return errNoExpiry
+}
+
+// SET key value [NX|XX] [GET] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]
+func set(c *command.Ctx) {
+	key, val := c.Args[1], c.Args[2]
+	f, ok := parseSetFlags(c.Args[3:])
+	if !ok {
+		c.R.Error(errSyntax)
+		return
+	}
+	if f.expire != nil {
+		c.R.Error(checkExpire(f))
+		return
+	}
+	if len(val) > strval.MaxLen {
+		c.R.Error(errTooBig)
+		return
+	}
+	nv := strval.New(val) // copied outside the lock
+	seq, _ := c.Store.Update(key, func(tx *keyspace.Txn) {
+		old, st := asString(tx.Value)
+		if f.get && st == keyWrongType {
+			c.R.Error(errWrongType)
+			return
+		}
+		// replyOld answers GET's part: the previous string or null.
+		replyOld := func() {
+			if old == nil {
+				c.R.Null()
+			} else {
+				c.R.Bulk(old.B)
+			}
+		}
+		found := tx.Value != nil
+		if (f.nx && found) || (f.xx && !found) {
+			if f.get {
+				replyOld()
+			} else {
+				c.R.Null()
+			}
+			return
+		}
+		if err := tx.Log(recSet, key, val); err != nil {
+			logFailed(c, err)
+			return
+		}
+		tx.Set(nv)
+		if f.get {
+			replyOld()
+		} else {
+			c.R.OK()
+		}
+	})
+	c.Seq = seq
+}
+
+// APPEND key value
+func appendCmd(c *command.Ctx) {
+	key, chunk := c.Args[1], c.Args[2]
+	limit := maxLen(c)
+	seq, _ := c.Store.Update(key, func(tx *keyspace.Txn) {
+		s, st := asString(tx.Value)
+		switch st {
+		case keyWrongType:
+			c.R.Error(errWrongType)
+			return
+		case keyMissing:
+			if len(chunk) > strval.MaxLen {
+				c.R.Error(errTooBig)
+				return
+			}
+			if err := tx.Log(recAppend, key, chunk); err != nil {
+				logFailed(c, err)
+				return
+			}
+			tx.Set(strval.New(chunk))
+			c.R.Int(int64(len(chunk)))
+			return
+		}
+		if !fits(int64(len(s.B)), int64(len(chunk)), limit) {
+			c.R.Error(errTooBig)
+			return
+		}
+		if len(chunk) > 0 {
+			if err := tx.Log(recAppend, key, chunk); err != nil {
+				logFailed(c, err)
+				return
+			}
+			n := len(s.B)
+			s.B = grow(s.B, n+len(chunk))
+			copy(s.B[n:], chunk)
+		}
+		c.R.Int(int64(len(s.B)))
+	})
+	c.Seq = seq
+}
+
+// SETRANGE key offset value
+func setRange(c *command.Ctx) {
+	key, value := c.Args[1], c.Args[3]
+	off, ok := argparse.Int(c.Args[2])
+	if !ok {
+		c.R.Error(errNotInteger)
+		return
+	}
+	if off < 0 {
+		c.R.Error(errOffset)
+		return
+	}
+	limit := maxLen(c)
+	seq, _ := c.Store.Update(key, func(tx *keyspace.Txn) {
+		s, st := asString(tx.Value)
+		switch st {
+		case keyWrongType:
+			c.R.Error(errWrongType)
+			return
+		case keyMissing:
+			if len(value) == 0 {
+				c.R.Int(0) // setting nothing on a missing key creates nothing
+				return
+			}
+		default:
+			if len(value) == 0 {
+				c.R.Int(int64(len(s.B)))
+				return
+			}
+		}
+		if !fits(off, int64(len(value)), limit) {
+			c.R.Error(errTooBig)
+			return
+		}
+		if err := tx.Log(recSetRange, key, strconv.AppendInt(nil, off, 10), value); err != nil {
+			logFailed(c, err)
+			return
+		}
+		end := int(off) + len(value)
+		if s == nil {
+			s = &strval.String{B: make([]byte, end)}
+			tx.Set(s)
+		} else if end > len(s.B) {
+			s.B = grow(s.B, end)
+		}
+		copy(s.B[off:], value)
+		c.R.Int(int64(len(s.B)))
+	})
+	c.Seq = seq
+}
+
+// GETRANGE key start end (and SUBSTR): Redis 7's index rules. Negative
+// indexes count from the end; the range is clamped to the string; an
+// empty range (or a missing key) is the empty string.
+func getRange(c *command.Ctx) {
+	start, ok := argparse.Int(c.Args[2])
+	if !ok {
+		c.R.Error(errNotInteger)
+		return
+	}
+	end, ok := argparse.Int(c.Args[3])
+	if !ok {
+		c.R.Error(errNotInteger)
+		return
+	}
+	c.Store.View(c.Args[1], func(v keyspace.Value) {
+		s, st := asString(v)
+		switch st {
+		case keyMissing:
+			c.R.Bulk(nil)
+			return
+		case keyWrongType:
+			c.R.Error(errWrongType)
+			return
+		}
+		lo, hi, ok := substrRange(int64(len(s.B)), start, end)
+		if !ok {
+			c.R.Bulk(nil)
+			return
+		}
+		c.R.Bulk(s.B[lo : hi+1])
+	})
+}
+
+// substrRange converts GETRANGE's start and end for a string of n bytes
+// into an inclusive byte range, or reports that it is empty.
+func substrRange(n, start, end int64) (lo, hi int64, ok bool) {
+	if start < 0 && end < 0 && start > end {
+		return 0, 0, false
+	}
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	start, end = max(start, 0), max(end, 0)
+	if end >= n {
+		end = n - 1
+	}
+	if start > end || n == 0 {
+		return 0, 0, false
+	}
+	return start, end, true
+}
