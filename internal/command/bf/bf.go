@@ -29,6 +29,7 @@ package bf
 
 import (
 	"bytes"
+	"github.com/probly/probly/internal/command/argparse"
 	"strconv"
 
 	"github.com/probly/probly/internal/command"
@@ -209,7 +210,7 @@ func (h *handlers) reserve(c *command.Ctx) {
 		arityError(c, "bf.reserve")
 		return
 	}
-	er, ok := parseFloat(args[2])
+	er, ok := argparse.Float(args[2])
 	if !ok {
 		c.R.Error(errBadErrorRate)
 		return
@@ -218,7 +219,7 @@ func (h *handlers) reserve(c *command.Ctx) {
 		c.R.Error(errErrorRange)
 		return
 	}
-	capacity, ok := parseInt(args[3])
+	capacity, ok := argparse.Int(args[3])
 	if !ok {
 		c.R.Error(errBadCapacity)
 		return
@@ -234,7 +235,7 @@ func (h *handlers) reserve(c *command.Ctx) {
 			c.R.Error(errNoExpansion)
 			return
 		}
-		x, ok := parseInt(args[i+1])
+		x, ok := argparse.Int(args[i+1])
 		if !ok {
 			c.R.Error(errBadExpansion)
 			return
@@ -263,9 +264,9 @@ func (h *handlers) reserve(c *command.Ctx) {
 // canonical create record).
 func (h *handlers) create(c *command.Ctx) {
 	args := c.Args
-	er, ok1 := parseFloat(args[2])
-	capacity, ok2 := parseInt(args[3])
-	x, ok3 := parseInt(args[4])
+	er, ok1 := argparse.Float(args[2])
+	capacity, ok2 := argparse.Int(args[3])
+	x, ok3 := argparse.Int(args[4])
 	nonScaling := bytes.EqualFold(args[5], tokNonScale)
 	if !ok1 || !ok2 || !ok3 || !(er > 0 && er < 1) || capacity < 1 || capacity > maxCapacity ||
 		x < 0 || x > maxExpansion || (!nonScaling && !bytes.EqualFold(args[5], tokScaling)) ||
@@ -445,21 +446,21 @@ func (h *handlers) insert(c *command.Ctx) {
 		v := args[i+1]
 		switch {
 		case letter(a, 0) == 'c':
-			n, ok := parseInt(v)
+			n, ok := argparse.Int(v)
 			if !ok || n < 1 || n > maxCapacity {
 				c.R.Error(errInsBadCapacity)
 				return
 			}
 			p.Capacity = uint64(n)
 		case letter(a, 1) == 'r':
-			f, ok := parseFloat(v)
+			f, ok := argparse.Float(v)
 			if !ok || !(f > 0 && f < 1) {
 				c.R.Error(errInsBadError)
 				return
 			}
 			p.ErrorRate = min(f, maxErrorRate)
 		default:
-			n, ok := parseInt(v)
+			n, ok := argparse.Int(v)
 			if !ok || n < 0 || n > maxExpansion {
 				c.R.Error(errInsBadExp)
 				return
@@ -618,7 +619,7 @@ func (h *handlers) debug(c *command.Ctx) {
 
 // BF.SCANDUMP key iter → [next, chunk]
 func (h *handlers) scandump(c *command.Ctx) {
-	iter, ok := parseInt(c.Args[2])
+	iter, ok := argparse.Int(c.Args[2])
 	if !ok {
 		c.R.Error(errScanIter)
 		return
@@ -636,7 +637,7 @@ func (h *handlers) scandump(c *command.Ctx) {
 // BF.LOADCHUNK key iter data
 func (h *handlers) loadchunk(c *command.Ctx) {
 	key, data := c.Args[1], c.Args[3]
-	iter, ok := parseInt(c.Args[2])
+	iter, ok := argparse.Int(c.Args[2])
 	if !ok {
 		c.R.Error(errLoadIter)
 		return

@@ -3,6 +3,7 @@ package bf
 import (
 	"fmt"
 	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/command/argparse"
 	"math"
 	"sync/atomic"
 
@@ -58,7 +59,7 @@ func intParam(name string, lo, hi int64, store func(int64)) config.Param {
 	return config.Param{
 		Name: name,
 		Set: func(v string) error {
-			n, ok := parseInt([]byte(v))
+			n, ok := argparse.Int([]byte(v))
 			if !ok {
 				return fmt.Errorf("argument couldn't be parsed into an integer")
 			}
@@ -86,7 +87,7 @@ func (s *settings) params() []config.Param {
 		Name:    "bf-error-rate",
 		Default: "0.01",
 		Set: func(v string) error {
-			f, ok := parseFloat([]byte(v))
+			f, ok := argparse.Float([]byte(v))
 			if !ok {
 				return fmt.Errorf("argument couldn't be parsed into a number")
 			}
