@@ -298,12 +298,86 @@ func (f *Filter) TestAndAddHash(h1, h2 uint64) (present bool) {
 	return !f.AddHash(h1, h2)
 }
 
-// AddMany adds every key of keys, as Add would. No allocation. Safe for
-// concurrent use.
+// setBit atomically sets mask in *w and returns newBit || (the bit was clear
+// before). Once an add already knows it set a new bit (newBit), the old
+// value is not needed, and a plain atomic OR (one LOCK OR on amd64) is
+// cheaper than the compare-and-swap loop that returns it.
+func setBit(w *uint64, mask uint64, newBit bool) bool {
+	if newBit {
+		atomic.OrUint64(w, mask)
+		return true
+	}
+	return atomic.OrUint64(w, mask)&mask == 0
+}
+
+// batchPositions is the number of bit positions AddMany computes ahead: it
+// hashes a group of ⌊batchPositions/k⌋ keys, computes and loads the
+// words of all their positions (independent loads, so the cache misses of
+// the whole group overlap instead of being paid one after another), and only
+// then sets the bits, which are by then in L1. 256 positions = 2 KiB
+// of stack and at most 256 cache lines, well inside L1.
+const batchPositions = 256
+
+// AddMany adds every key of keys, as Add would, with the same result (bits
+// and N) as calling Add on each key in order. It groups the keys so that
+// their cache misses overlap (see batchPositions); bits are still set with
+// atomic operations. No allocation. Safe for concurrent use.
 func (f *Filter) AddMany(keys [][]byte) {
-	for _, key := range keys {
+	k := int(f.k)
+	if k > batchPositions {
+		for _, key := range keys {
+			h1, h2 := keyHash(f.hashID, f.seed, key)
+			f.AddHash(h1, h2)
+		}
+		return
+	}
+	var pos [batchPositions]uint64
+	b, m := f.bits, f.m
+	inv := reciprocal(m)
+	per := batchPositions / k
+	for len(keys) > 0 {
+		group := keys[:min(per, len(keys))]
+		keys = keys[len(group):]
+		pos := pos[:len(group)*k]
+		f.positions(group, pos, m, inv)
+		var added uint64
+		for len(pos) >= k {
+			newBit := false
+			for _, x := range pos[:k] {
+				w := &b[x>>6]
+				mask := uint64(1) << (x & 63)
+				if atomic.LoadUint64(w)&mask == 0 {
+					newBit = setBit(w, mask, newBit)
+				}
+			}
+			if newBit {
+				added++
+			}
+			pos = pos[k:]
+		}
+		if added > 0 {
+			f.n.Add(added)
+		}
+	}
+}
+
+// positions hashes each key of group and stores its k bit positions
+// (h1 + i·h2) mod m, key after key, in pos (len(group)·k entries). Then it
+// loads the word of every position in a tight loop of independent loads, so
+// that many cache misses are in flight at once and the words are cached
+// when the caller uses them.
+func (f *Filter) positions(group [][]byte, pos []uint64, m, inv uint64) {
+	k := int(f.k)
+	for j, key := range group {
 		h1, h2 := keyHash(f.hashID, f.seed, key)
-		f.AddHash(h1, h2)
+		for i := range pos[j*k : j*k+k] {
+			pos[j*k+i] = mod(h1, m, inv)
+			h1 += h2
+		}
+	}
+	b := f.bits
+	for _, x := range pos {
+		atomic.LoadUint64(&b[x>>6]) // the compiler keeps atomic loads
 	}
 }
 
@@ -317,6 +391,21 @@ func (f *Filter) TestMany(keys [][]byte, out []bool) []bool {
 		out[i] = f.TestHash(h1, h2)
 	}
 	return out
+}
+
+// reciprocal returns ⌊(2^64−1)/m⌋ for mod; m ≥ 1.
+func reciprocal(m uint64) uint64 { return math.MaxUint64 / m }
+
+// mod returns x mod m exactly, without a division, given
+// inv = reciprocal(m) (Barrett reduction). With q = ⌊x·inv/2^64⌋:
+// inv·m ≥ 2^64 − m gives x·inv/2^64 > x/m − 1, so q ≥ ⌊x/m⌋ − 1; and
+// inv·m < 2^64 gives q·m ≤ x. Hence r = x − q·m is in [0, 2m) and one
+// conditional subtraction yields x mod m. The subtraction is branch-free
+// (a data-dependent branch here would be mispredicted often).
+func mod(x, m, inv uint64) uint64 {
+	q, _ := bits.Mul64(x, inv)
+	d, borrow := bits.Sub64(x-q*m, m, 0) // borrow = 1 iff x−q·m < m
+	return d + m&-borrow
 }
 
 // Stats describes a filter's parameters and fill.

@@ -23,6 +23,7 @@ import (
 	"github.com/probly/probly/internal/command/bf"
 	"github.com/probly/probly/internal/command/cf"
 	"github.com/probly/probly/internal/command/generic"
+	"github.com/probly/probly/internal/command/pf"
 	"github.com/probly/probly/internal/command/str"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
@@ -57,6 +58,24 @@ type Options struct {
 	// Ready, if set, receives the bound address once recovery finished and
 	// the server accepts connections.
 	Ready func(addr net.Addr)
+
+	// Operations (see ops.go). MetricsAddr is the HTTP address of
+	// /metrics, /healthz and /readyz; "" or "off" = no HTTP listener
+	// (the CLI default is DefaultMetricsAddr). MetricsListener, if set, is
+	// used instead (tests).
+	MetricsAddr     string
+	MetricsListener net.Listener
+	// TLSCert and TLSKey (PEM files, both or neither) make the RESP
+	// listener speak TLS.
+	TLSCert, TLSKey string
+	// ProtectedModeOff allows a non-loopback Addr without RequirePass and
+	// a non-loopback MetricsAddr.
+	ProtectedModeOff bool
+	// Config holds start-up values of CONFIG parameters (name, value),
+	// applied in order before recovery, e.g. {"maxmemory", "2gb"}.
+	Config [][2]string
+	// beforeRecovery, if set, runs just before recovery starts (tests).
+	beforeRecovery func()
 }
 
 // Tables builds the command table and settings registry with every command
@@ -67,6 +86,7 @@ func Tables() (*command.Table, *config.Registry) {
 	generic.Register(t, cfg)
 	str.Register(t, cfg)
 	bf.Register(t, cfg)
+	pf.Register(t, cfg)
 	cf.Register(t, cfg)
 	return t, cfg
 }
@@ -105,8 +125,17 @@ func Run(ctx context.Context, o Options) error {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	table, cfg := Tables()
-	registerPersistenceConfig(cfg, o)
+	auto := registerPersistenceConfig(cfg, o)
 	store := keyspace.New(nil)
+	op, err := newOps(o, log, table, cfg, store)
+	if err != nil {
+		return err
+	}
+	defer op.close()
+	srv := op.srv
+	if o.beforeRecovery != nil {
+		o.beforeRecovery()
+	}
 
 	start := time.Now()
 	var records int
@@ -125,21 +154,20 @@ func Run(ctx context.Context, o Options) error {
 	defer db.Close()
 	log.Info("recovered", "dir", o.Dir, "keys", store.Len(), "aof_records", records, "took", time.Since(start).Round(time.Millisecond))
 	store.SetLogger(db)
-
-	srv, err := server.New(server.Options{
-		Addr: o.Addr, RequirePass: o.RequirePass, Logger: log,
-		Store: store, Config: cfg, Table: table, Persist: db, Version: o.Version,
-	})
-	if err != nil {
+	if err := auto.start(db, store); err != nil {
 		return err
 	}
+	op.attachPersist(db)
+
 	ln := o.Listener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", o.Addr); err != nil {
 			return err
 		}
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "appendfsync", o.AppendFsync)
+	ln = op.listener(ln)
+	op.recovered.Store(true)
+	log.Info("serving", "addr", ln.Addr().String(), "appendfsync", o.AppendFsync, "tls", op.tls != nil)
 	if o.Ready != nil {
 		o.Ready(ln.Addr())
 	}
@@ -259,22 +287,4 @@ func (r *replayServer) Table() *command.Table { return r.table }
 func (r *replayServer) Flush() (uint64, error) {
 	r.store.Flush(nil)
 	return 0, nil
-}
-
-// registerPersistenceConfig exposes the persistence settings to CONFIG GET
-// (redis-benchmark and other tools read "save" and "appendonly"). They are
-// fixed for the life of the process: CONFIG SET refuses a different value.
-func registerPersistenceConfig(cfg *config.Registry, o Options) {
-	fixed := func(name, value string) {
-		cfg.Register(config.Param{Name: name, Default: value, Set: func(s string) error {
-			if s != value {
-				return fmt.Errorf("%s can only be set at start-up", name)
-			}
-			return nil
-		}})
-	}
-	fixed("appendonly", "yes")
-	fixed("appendfsync", o.AppendFsync)
-	fixed("dir", o.Dir)
-	fixed("save", "")
 }

@@ -22,8 +22,12 @@ const childEnv = "PROBLY_APP_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
-		parts := strings.SplitN(spec, "|", 3)
-		err := Run(context.Background(), Options{Addr: parts[0], Dir: parts[1], AppendFsync: parts[2]})
+		parts := strings.SplitN(spec, "|", 4)
+		o := Options{Addr: parts[0], Dir: parts[1], AppendFsync: parts[2]}
+		if len(parts) == 4 { // start-up CONFIG values (crash_test.go)
+			o.Config = childConfig(parts[3])
+		}
+		err := Run(context.Background(), o)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			os.Exit(1)

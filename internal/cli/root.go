@@ -94,6 +94,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newBloomCmd())
+	root.AddCommand(newServeCmd(), newBloomCmd(), newCountCmd())
+	root.AddCommand(newCheckAOFCmd())
 	return root
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 
@@ -10,14 +11,50 @@ import (
 	"github.com/probly/probly/internal/app"
 )
 
+// serveConfigFlags are flags that set a CONFIG parameter of the same name
+// at start-up (CONFIG SET can change them later; see docs/COMMANDS.md).
+var serveConfigFlags = []struct{ name, def, usage string }{
+	{"maxmemory", "auto", "memory limit of the key space (used_memory), a memory value (2gb, 512mb, bytes); 0 = no limit; " +
+		"\"auto\" = half of the memory available (cgroup limit or RAM). Over it, write commands get " +
+		"\"OOM command not allowed when used memory > 'maxmemory'.\""},
+	{"maxclients", "10000", "maximum number of client connections; more get \"ERR max number of clients reached\""},
+	{"proto-max-bulk-len", "512mb", "largest bulk string in a request (≥ 1mb); larger: protocol error, connection closed"},
+	{"proto-max-multibulk-len", "1048576", "most arguments in one command; more: protocol error, connection closed"},
+	{"client-query-buffer-limit", "1gb", "most bytes in one command (≥ 1mb); more: protocol error, connection closed"},
+	{"bf-max-filter-bytes", "134217728", "most bytes of bit arrays one Bloom key may hold (128 MiB)"},
+	{"cf-max-filter-bytes", "134217728", "most table bytes one cuckoo key may hold (128 MiB)"},
+	{"metrics-max-filters", "100", "most filter keys with per-filter metrics (the largest by memory); 0 = none"},
+	{"save", app.DefaultSave, "automatic snapshots: \"<seconds> <changes> …\" pairs, a snapshot when at least <changes> writes " +
+		"happened and more than <seconds> passed since the last one (Redis 7 default); \"\" disables them"},
+	{"auto-aof-rewrite-percentage", app.DefaultAutoAOFRewritePercentage, "snapshot (AOF rewrite) when the AOF to replay reaches " +
+		"this % of dump.pdb's size; 0 disables"},
+	{"auto-aof-rewrite-min-size", app.DefaultAutoAOFRewriteMinSize, "no automatic AOF rewrite while dump.pdb plus the AOF are " +
+		"smaller than this (memory value)"},
+}
+
 func newServeCmd() *cobra.Command {
 	var o app.Options
+	var protected string
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the Redis-protocol server (RedisBloom-compatible BF.*)",
 		Long: `serve listens for RESP2/RESP3 clients (redis-cli, go-redis, …) and keeps its
 data in --dir: an append-only file replayed at start, plus snapshots written
-by SAVE/BGSAVE. SIGINT/SIGTERM shut down gracefully.`,
+by SAVE/BGSAVE. SIGINT/SIGTERM shut down gracefully.
+
+Metrics and health: an HTTP listener on --metrics-addr (loopback by default)
+serves /metrics (Prometheus), /healthz (200 while the process runs) and
+/readyz (503 until recovery has finished and the RESP listener accepts,
+then 200). It starts before recovery.
+
+Security: --requirepass makes clients AUTH first; --tls-cert/--tls-key turn
+on TLS for RESP. Protected mode (on by default) refuses to start when --addr
+is not a loopback address and no password is set, or when --metrics-addr is
+not a loopback address; --protected-mode=no allows both.
+
+Limits: the flags named like CONFIG parameters (maxmemory, maxclients, …)
+set those parameters at start; CONFIG SET changes them at run time, and
+INFO and CONFIG GET show them. See docs/COMMANDS.md.`,
 		Args: cobra.NoArgs,
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			switch o.AppendFsync {
@@ -25,16 +62,42 @@ by SAVE/BGSAVE. SIGINT/SIGTERM shut down gracefully.`,
 			default:
 				return usagef("serve: --appendfsync must be always, everysec or no, not %q", o.AppendFsync)
 			}
+			switch protected {
+			case "yes":
+			case "no":
+				o.ProtectedModeOff = true
+			default:
+				return usagef("serve: --protected-mode must be yes or no, not %q", protected)
+			}
+			for _, f := range serveConfigFlags {
+				fl := cmd.Flags().Lookup(f.name)
+				if !fl.Changed || (f.name == "maxmemory" && fl.Value.String() == "auto") {
+					continue
+				}
+				o.Config = append(o.Config, [2]string{f.name, fl.Value.String()})
+			}
 			o.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			if o.RequirePass == "" {
 				o.RequirePass = os.Getenv("PROBLY_REQUIREPASS")
 			}
-			return app.Run(context.Background(), o)
+			err := app.Run(context.Background(), o)
+			if errors.Is(err, app.ErrInvalidOptions) {
+				return usagef("serve: %v", err)
+			}
+			return err
 		}),
 	}
-	c.Flags().StringVar(&o.Addr, "addr", app.DefaultAddr, "listen address host:port")
-	c.Flags().StringVar(&o.Dir, "dir", app.DefaultDir, "data directory (AOF and snapshots)")
-	c.Flags().StringVar(&o.AppendFsync, "appendfsync", app.DefaultAppendFsync, "fsync policy: always | everysec | no")
-	c.Flags().StringVar(&o.RequirePass, "requirepass", "", "password clients must AUTH with (or env PROBLY_REQUIREPASS)")
+	fl := c.Flags()
+	fl.StringVar(&o.Addr, "addr", app.DefaultAddr, "RESP listen address host:port")
+	fl.StringVar(&o.Dir, "dir", app.DefaultDir, "data directory (AOF and snapshots)")
+	fl.StringVar(&o.AppendFsync, "appendfsync", app.DefaultAppendFsync, "fsync policy: always | everysec | no")
+	fl.StringVar(&o.RequirePass, "requirepass", "", "password clients must AUTH with (or env PROBLY_REQUIREPASS)")
+	fl.StringVar(&o.MetricsAddr, "metrics-addr", app.DefaultMetricsAddr, `HTTP address of /metrics, /healthz and /readyz; "" or "off" disables it`)
+	fl.StringVar(&o.TLSCert, "tls-cert", "", "PEM certificate (chain) file; with --tls-key, clients must connect with TLS")
+	fl.StringVar(&o.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
+	fl.StringVar(&protected, "protected-mode", "yes", "yes: refuse a non-loopback --addr without --requirepass and a non-loopback --metrics-addr; no: allow them")
+	for _, f := range serveConfigFlags {
+		fl.String(f.name, f.def, f.usage)
+	}
 	return c
 }

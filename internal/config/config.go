@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -100,4 +101,95 @@ func (r *Registry) Match(glob string, match func(pattern, name string) bool) [][
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
 	return out
+}
+
+// ParseMemory parses a Redis memory value: decimal digits followed by an
+// optional, case-insensitive unit b, k, kb, m, mb, g, gb (k = 1000,
+// kb = 1024 …), as in redis.conf ("512mb", "1gb", "1048576"). Unlike
+// Redis's memtoull it requires at least one digit and reports a value that
+// does not fit 64 bits as an error instead of wrapping.
+func ParseMemory(v string) (uint64, error) {
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, errNotMemory
+	}
+	var mul uint64
+	switch strings.ToLower(v[i:]) {
+	case "", "b":
+		mul = 1
+	case "k":
+		mul = 1000
+	case "kb":
+		mul = 1 << 10
+	case "m":
+		mul = 1000 * 1000
+	case "mb":
+		mul = 1 << 20
+	case "g":
+		mul = 1000 * 1000 * 1000
+	case "gb":
+		mul = 1 << 30
+	default:
+		return 0, errNotMemory
+	}
+	var n uint64
+	for _, c := range v[:i] {
+		d := uint64(c - '0')
+		if n > (1<<64-1-d)/10 {
+			return 0, errNotMemory
+		}
+		n = n*10 + d
+	}
+	if n != 0 && mul > (1<<64-1)/n {
+		return 0, errNotMemory
+	}
+	return n * mul, nil
+}
+
+var errNotMemory = errors.New("argument must be a memory value")
+
+// MemoryParam is a parameter holding a memory value (see ParseMemory) in
+// [lo, hi]; store receives the value in bytes. Errors use Redis's texts:
+// "argument must be a memory value", "argument must be between <lo> and
+// <hi> inclusive".
+func MemoryParam(name, def string, lo, hi uint64, store func(uint64)) Param {
+	return Param{
+		Name:    name,
+		Default: def,
+		Set: func(v string) error {
+			n, err := ParseMemory(v)
+			if err != nil {
+				return err
+			}
+			if n < lo || n > hi {
+				return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+			}
+			store(n)
+			return nil
+		},
+	}
+}
+
+// IntParam is a parameter holding a decimal integer in [lo, hi]; store
+// receives it. Errors use Redis's texts: "argument couldn't be parsed into
+// an integer", "argument must be between <lo> and <hi> inclusive".
+func IntParam(name, def string, lo, hi int64, store func(int64)) Param {
+	return Param{
+		Name:    name,
+		Default: def,
+		Set: func(v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return errors.New("argument couldn't be parsed into an integer")
+			}
+			if n < lo || n > hi {
+				return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+			}
+			store(n)
+			return nil
+		},
+	}
 }

@@ -9,7 +9,10 @@
 // Persistence: mutations are logged through a Logger while the shard lock
 // is held, so the log order of records for one key is the order in which
 // they were applied. Freeze takes every shard lock at once to obtain a
-// consistent cut for snapshots.
+// consistent cut for snapshots. FreezeCOW obtains the same cut without
+// copying anything under the locks: until the snapshot releases it, the
+// first write to each key clones that key's value (copy-on-write), so the
+// snapshot keeps reading the values as they were at the cut.
 package keyspace
 
 import (
@@ -40,6 +43,9 @@ const numShards = 256
 type shard struct {
 	mu sync.RWMutex
 	m  map[string]Value
+	// cow is not nil while a FreezeCOW cut is held: for every key written
+	// since the cut it holds the key's value at the cut (nil = absent).
+	cow map[string]Value
 }
 
 // Store is a sharded, concurrency-safe key space. The zero value is not
@@ -48,21 +54,39 @@ type Store struct {
 	seed   maphash.Seed // in-memory sharding only; never persisted
 	shards [numShards]shard
 	log    Logger
+	gate   func() error // the logger's WriteGate, if it has one
+}
+
+// WriteGater is implemented by a Logger that can refuse writes as a whole,
+// for example after a failed append left memory ahead of the log. When
+// the logger implements it, Update calls WriteGate first and, if it
+// returns an error, returns that error without running fn: no change is
+// made and nothing is acknowledged, including changes that would not have
+// logged anything (a BF.ADD whose item is already in memory only because
+// an earlier, failed command put it there).
+type WriteGater interface {
+	WriteGate() error
 }
 
 // New returns an empty Store. A nil logger disables logging.
 func New(log Logger) *Store {
-	s := &Store{seed: maphash.MakeSeed(), log: log}
+	s := &Store{seed: maphash.MakeSeed()}
 	for i := range s.shards {
 		s.shards[i].m = make(map[string]Value)
 	}
+	s.SetLogger(log)
 	return s
 }
 
 // SetLogger replaces the logger. It must be called before the store is
 // shared between goroutines (for example after recovery has replayed the
 // log with logging disabled).
-func (s *Store) SetLogger(l Logger) { s.log = l }
+func (s *Store) SetLogger(l Logger) {
+	s.log, s.gate = l, nil
+	if g, ok := l.(WriteGater); ok && l != nil {
+		s.gate = g.WriteGate
+	}
+}
 
 func (s *Store) shardOf(key []byte) *shard {
 	return &s.shards[maphash.Bytes(s.seed, key)%numShards]
@@ -120,13 +144,49 @@ func (t *Txn) Log(args ...[]byte) error {
 
 // Update runs fn under the key's write lock. It returns the highest log
 // sequence number written by fn (0 if none) and the first logging error.
+// If the logger's WriteGate (see WriteGater) refuses, fn does not run and
+// its error is returned. While a FreezeCOW cut is held, the key's value is
+// cloned before fn sees it, once per key.
 func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
+	if s.gate != nil {
+		if err := s.gate(); err != nil {
+			return 0, err
+		}
+	}
 	sh := s.shardOf(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if sh.cow != nil {
+		sh.preserve(key)
+	}
 	tx := &Txn{Key: key, Value: sh.m[string(key)], sh: sh, store: s}
 	fn(tx)
 	return tx.seq, tx.err
+}
+
+// preserve saves key's value at the cut before its first change since
+// the cut, and replaces the live value by a clone that the caller may
+// mutate. The caller holds sh.mu.
+func (sh *shard) preserve(key []byte) {
+	if _, saved := sh.cow[string(key)]; saved {
+		return
+	}
+	k := string(key)
+	old := sh.m[k]
+	sh.cow[k] = old
+	if old != nil {
+		sh.m[k] = old.Clone()
+	}
+}
+
+// preserveAll saves every value of the shard that is not saved yet (before
+// the whole shard is dropped). The caller holds sh.mu.
+func (sh *shard) preserveAll() {
+	for k, v := range sh.m {
+		if _, saved := sh.cow[k]; !saved {
+			sh.cow[k] = v
+		}
+	}
 }
 
 // Len returns the number of keys.
@@ -219,6 +279,88 @@ func (s *Store) Freeze(fn func() error) ([]Entry, error) {
 	return out, nil
 }
 
+// Frozen is a consistent cut of a Store taken by FreezeCOW. Its entries
+// are the values at the cut, shared with the store rather than copied:
+// until Release, every write clones a key's value before changing it.
+type Frozen struct {
+	s        *Store
+	released bool
+}
+
+// FreezeCOW takes every shard's write lock, runs fn (for example to rotate
+// the log at this exact cut), switches every shard to copy-on-write and
+// releases the locks. Unlike Freeze it copies nothing while the locks are
+// held, so the stall is fn plus a few microseconds; the cost moves to the
+// first write of each key until Release (one Clone of that value, under
+// that key's shard lock only). Only one cut may be held at a time. If fn
+// fails, nothing changes and its error is returned.
+func (s *Store) FreezeCOW(fn func() error) (*Frozen, error) {
+	for i := range s.shards {
+		s.shards[i].mu.Lock()
+	}
+	defer func() {
+		for i := range s.shards {
+			s.shards[i].mu.Unlock()
+		}
+	}()
+	for i := range s.shards {
+		if s.shards[i].cow != nil {
+			panic("keyspace: FreezeCOW while another cut is held")
+		}
+	}
+	if fn != nil {
+		if err := fn(); err != nil {
+			return nil, err
+		}
+	}
+	for i := range s.shards {
+		s.shards[i].cow = make(map[string]Value)
+	}
+	return &Frozen{s: s}, nil
+}
+
+// Entries returns every key and its value at the cut, in no particular
+// order, locking one shard at a time just long enough to list it. The
+// values must be treated as read-only and must not be used after Release.
+func (f *Frozen) Entries() []Entry {
+	var out []Entry
+	for i := range f.s.shards {
+		sh := &f.s.shards[i]
+		sh.mu.RLock()
+		if f.released || sh.cow == nil {
+			sh.mu.RUnlock()
+			panic("keyspace: Frozen.Entries after Release")
+		}
+		for k, v := range sh.m {
+			if _, saved := sh.cow[k]; !saved {
+				out = append(out, Entry{Key: k, Value: v})
+			}
+		}
+		for k, v := range sh.cow {
+			if v != nil {
+				out = append(out, Entry{Key: k, Value: v})
+			}
+		}
+		sh.mu.RUnlock()
+	}
+	return out
+}
+
+// Release ends copy-on-write; the cut's values may be changed again. It is
+// idempotent.
+func (f *Frozen) Release() {
+	if f.released {
+		return
+	}
+	f.released = true
+	for i := range f.s.shards {
+		sh := &f.s.shards[i]
+		sh.mu.Lock()
+		sh.cow = nil
+		sh.mu.Unlock()
+	}
+}
+
 // Flush removes every key. fn, if not nil, runs with all shard locks held
 // (used to log the flush at a consistent cut).
 func (s *Store) Flush(fn func()) {
@@ -229,6 +371,9 @@ func (s *Store) Flush(fn func()) {
 		fn()
 	}
 	for i := range s.shards {
+		if s.shards[i].cow != nil {
+			s.shards[i].preserveAll()
+		}
 		s.shards[i].m = make(map[string]Value)
 		s.shards[i].mu.Unlock()
 	}
@@ -254,6 +399,9 @@ func (s *Store) FlushLog(args ...[]byte) (seq uint64, err error) {
 		}
 	}
 	for i := range s.shards {
+		if s.shards[i].cow != nil {
+			s.shards[i].preserveAll()
+		}
 		s.shards[i].m = make(map[string]Value)
 	}
 	return seq, nil

@@ -50,6 +50,12 @@ var (
 	// ErrInvalidSeq is returned by Wait for a sequence number that Append
 	// never returned.
 	ErrInvalidSeq = errors.New("persist: invalid sequence number")
+	// ErrOutOfSync is returned by Append and WriteGate after an append
+	// failed (for example ENOSPC): the command that failed may have changed
+	// memory without a record, so the log no longer describes memory. Every
+	// write is refused until a snapshot, which writes memory as it is,
+	// succeeds; the automatic scheduler (StartAuto) retries one every 5 s.
+	ErrOutOfSync = errors.New("persist: writes refused since an AOF write failed; they resume once a snapshot succeeds (retried every 5 s, or run BGSAVE after freeing disk space)")
 )
 
 // Fsync policies accepted in Options.Fsync.
@@ -69,6 +75,13 @@ type Options struct {
 	// Logger receives warnings (torn tail truncated, stale files removed)
 	// and errors from background work. nil discards them.
 	Logger *slog.Logger
+	// OnFsync, if not nil, is called after every fsync of an AOF file
+	// (group commit, the everysec loop, rotation, Close, repairs at Open)
+	// with how long the fsync took, for a latency histogram. It runs on
+	// the goroutine that fsynced, sometimes with internal locks held: it
+	// must be fast and must not call back into the DB. SetOnFsync replaces
+	// it later.
+	OnFsync func(time.Duration)
 }
 
 // Decoder turns a snapshot record back into a value; typeName is
@@ -115,11 +128,26 @@ type DB struct {
 	failed atomic.Pointer[error] // sticky I/O failure (ErrFailed)
 
 	fsyncs     atomic.Uint64 // fsync calls on AOF files
+	fsyncNanos atomic.Uint64 // total time spent in them
+	fsyncMax   atomic.Int64  // longest one, nanoseconds
+	onFsync    atomic.Pointer[func(time.Duration)]
+
+	// Append failures that may have left memory ahead of the log: writes
+	// are refused while writeErrs > coveredErrs (ErrOutOfSync). A snapshot
+	// covers the failures counted before its cut.
+	writeErrs    atomic.Uint64
+	coveredErrs  atomic.Uint64
+	lastWriteErr atomic.Pointer[error]
+
 	aofSize    atomic.Int64  // bytes of the AOF generations recovery would replay
 	changes    atomic.Uint64 // records in those generations
 	snapping   atomic.Bool
 	lastSave   atomic.Int64 // unix nanoseconds
 	lastSaveOK atomic.Bool
+	lastTry    atomic.Int64 // unix nanoseconds of the last snapshot attempt
+	baseSize   atomic.Int64 // bytes of dump.pdb as last written or found
+	stats      snapStats
+	auto       autoState
 
 	snapWG    sync.WaitGroup // running snapshots
 	stop      chan struct{}  // closes the everysec loop
@@ -180,6 +208,10 @@ func Open(opts Options, decode Decoder, load func(key string, v keyspace.Value) 
 		stop:   make(chan struct{}),
 	}
 	d.scond = sync.NewCond(&d.smu)
+	if opts.OnFsync != nil {
+		d.onFsync.Store(&opts.OnFsync)
+	}
+	d.auto.init()
 	if err := d.recover(decode, load, replay); err != nil {
 		unlockDir(lock)
 		return nil, err
@@ -227,6 +259,9 @@ func (d *DB) Append(args [][]byte) (seq uint64, err error) {
 	if err := d.failure(); err != nil {
 		return 0, err
 	}
+	if err := d.outOfSync(); err != nil {
+		return 0, err
+	}
 	n, werr := d.f.Write(buf)
 	if werr != nil {
 		if n > 0 {
@@ -237,7 +272,13 @@ func (d *DB) Append(args [][]byte) (seq uint64, err error) {
 				d.setFailed(fmt.Errorf("cut partial record off %s after write error (%v): %w", d.f.Name(), werr, terr))
 			}
 		}
-		return 0, fmt.Errorf("persist: append to %s: %w", d.f.Name(), werr)
+		err := fmt.Errorf("persist: append to %s: %w", d.f.Name(), werr)
+		// The caller may already have changed memory (BF.ADD sets bits
+		// before logging): refuse writes until a snapshot catches up.
+		d.lastWriteErr.Store(&err)
+		d.writeErrs.Add(1)
+		d.log.Error("persist: AOF write failed; refusing writes until a snapshot succeeds", "err", err)
+		return 0, err
 	}
 	d.off += int64(n)
 	d.aofSize.Add(int64(n))
@@ -300,8 +341,7 @@ func (d *DB) syncOnce() error {
 		}
 		return nil
 	}
-	err := f.Sync()
-	d.fsyncs.Add(1)
+	err := d.fsync(f)
 	d.fmu.RUnlock()
 	if err != nil {
 		err = fmt.Errorf("persist: fsync %s: %w", f.Name(), err)
@@ -359,6 +399,68 @@ func (d *DB) failure() error {
 	return nil
 }
 
+// outOfSync returns ErrOutOfSync (with the write error that caused it)
+// while an append failure is not yet covered by a snapshot.
+func (d *DB) outOfSync() error {
+	if d.writeErrs.Load() <= d.coveredErrs.Load() {
+		return nil
+	}
+	if p := d.lastWriteErr.Load(); p != nil {
+		return fmt.Errorf("%w: %w", ErrOutOfSync, *p)
+	}
+	return ErrOutOfSync
+}
+
+// WriteGate reports whether writes are accepted: nil, or the error every
+// write gets (ErrFailed after an fsync failure, ErrOutOfSync after a failed
+// append until a snapshot succeeds, ErrClosed). It implements
+// keyspace.WriteGater, so the store refuses a write before changing
+// anything.
+func (d *DB) WriteGate() error {
+	if d.fileGen.Load() == 0 {
+		return ErrClosed
+	}
+	if err := d.failure(); err != nil {
+		return err
+	}
+	return d.outOfSync()
+}
+
+// fsync fsyncs an AOF file, counting and timing it.
+func (d *DB) fsync(f *os.File) error {
+	t0 := time.Now()
+	err := f.Sync()
+	el := time.Since(t0)
+	d.fsyncs.Add(1)
+	d.fsyncNanos.Add(uint64(el))
+	for {
+		m := d.fsyncMax.Load()
+		if int64(el) <= m || d.fsyncMax.CompareAndSwap(m, int64(el)) {
+			break
+		}
+	}
+	if h := d.onFsync.Load(); h != nil {
+		(*h)(el)
+	}
+	return err
+}
+
+// SetOnFsync replaces the fsync observer (see Options.OnFsync); nil
+// removes it. Safe to call at any time.
+func (d *DB) SetOnFsync(f func(time.Duration)) {
+	if f == nil {
+		d.onFsync.Store(nil)
+		return
+	}
+	d.onFsync.Store(&f)
+}
+
+// FsyncStats returns the number of fsyncs of AOF files, the total time
+// spent in them and the longest one since Open.
+func (d *DB) FsyncStats() (count uint64, total, longest time.Duration) {
+	return d.fsyncs.Load(), time.Duration(d.fsyncNanos.Load()), time.Duration(d.fsyncMax.Load())
+}
+
 // Close waits for a running snapshot, then flushes, fsyncs and closes the
 // AOF and releases the directory lock. It is idempotent: later calls return
 // the first call's result. Append and Snapshot fail with ErrClosed after it.
@@ -380,10 +482,9 @@ func (d *DB) close() error {
 	var err error
 	target := d.seq.Load()
 	if d.f != nil {
-		if e := d.f.Sync(); e != nil {
+		if e := d.fsync(d.f); e != nil {
 			err = fmt.Errorf("persist: fsync %s: %w", d.f.Name(), e)
 		}
-		d.fsyncs.Add(1)
 		if e := d.f.Close(); e != nil && err == nil {
 			err = fmt.Errorf("persist: close %s: %w", d.f.Name(), e)
 		}

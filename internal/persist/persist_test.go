@@ -656,19 +656,27 @@ func TestEverySecFsyncs(t *testing.T) {
 	}
 }
 
+// TestAppendWriteErrorReturned: a failed append (ENOSPC) is returned,
+// every later write is refused (WriteGate and Append) until a snapshot
+// covers memory, and then writes resume; recovery sees the write that the
+// failed command left in memory (from the snapshot) and every later one.
 func TestAppendWriteErrorReturned(t *testing.T) {
 	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
 		t.Skip("no /dev/full:", err)
 	}
 	dir := t.TempDir()
-	db, _ := open(t, dir, FsyncNo)
-	appendRec(t, db, "SET", "a", "1")
+	db, s := openStore(t, dir, FsyncNo)
+	set(t, s, "a", "1")
 	db.mu.Lock()
 	real := db.f
 	db.f = full
 	db.mu.Unlock()
-	_, err = db.Append([][]byte{[]byte("SET"), []byte("b"), []byte("2")})
+	// Like BF.ADD: memory changes, then the record fails.
+	_, err = s.Update([]byte("b"), func(tx *keyspace.Txn) {
+		tx.Set(strVal("2"))
+		tx.Log([]byte("SET"), []byte("b"), []byte("2"))
+	})
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Append to a full disk = %v, want ENOSPC", err)
 	}
@@ -676,12 +684,28 @@ func TestAppendWriteErrorReturned(t *testing.T) {
 	db.f = real
 	db.mu.Unlock()
 	full.Close()
-	appendRec(t, db, "SET", "c", "3")
+	if err := db.WriteGate(); !errors.Is(err, ErrOutOfSync) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("WriteGate after a failed append = %v", err)
+	}
+	ran := false
+	if _, err := s.Update([]byte("c"), func(*keyspace.Txn) { ran = true }); !errors.Is(err, ErrOutOfSync) || ran {
+		t.Fatalf("Update after a failed append: %v (ran %v)", err, ran)
+	}
+	if _, err := db.Append([][]byte{[]byte("DEL"), []byte("a")}); !errors.Is(err, ErrOutOfSync) {
+		t.Fatalf("Append after a failed append = %v", err)
+	}
+	if err := db.Snapshot(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.WriteGate(); err != nil {
+		t.Fatalf("WriteGate after the snapshot = %v", err)
+	}
+	set(t, s, "c", "3")
 	db.Close()
-	db, md := open(t, dir, FsyncNo)
+	db, s = openStore(t, dir, FsyncNo)
 	defer db.Close()
-	if !maps.Equal(md.m, map[string]string{"a": "1", "c": "3"}) {
-		t.Fatalf("recovered %v", md.m)
+	if got := contents(s); !maps.Equal(got, map[string]string{"a": "1", "b": "2", "c": "3"}) {
+		t.Fatalf("recovered %v", got)
 	}
 }
 

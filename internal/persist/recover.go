@@ -82,6 +82,9 @@ func (d *DB) recover(decode Decoder, load func(string, keyspace.Value) error, re
 			return err
 		}
 		start = hdr.gen
+		if st, err := os.Stat(d.path(snapshotName)); err == nil {
+			d.baseSize.Store(st.Size())
+		}
 		d.log.Info("persist: snapshot verified", "file", d.path(snapshotName), "keys", len(entries),
 			"saved", hdr.saved, "next_generation", hdr.gen)
 	}
@@ -95,16 +98,16 @@ func (d *DB) recover(decode Decoder, load func(string, keyspace.Value) error, re
 	}
 	if len(live) > 0 && live[0] != start {
 		if l.hasSnap {
-			return fmt.Errorf("%w: %s covers the AOF up to generation %d, but the next AOF found is %s (%s is missing)",
-				ErrMissingGeneration, d.path(snapshotName), start-1, d.path(aofFileName(live[0])), aofFileName(start))
+			return fmt.Errorf("%w: %s covers the AOF up to generation %d, but the next AOF found is %s (%s is missing)%s",
+				ErrMissingGeneration, d.path(snapshotName), start-1, d.path(aofFileName(live[0])), aofFileName(start), d.fixHint())
 		}
-		return fmt.Errorf("%w: no %s, so replay must start at %s, but the first AOF found is %s",
-			ErrMissingGeneration, snapshotName, aofFileName(1), d.path(aofFileName(live[0])))
+		return fmt.Errorf("%w: no %s, so replay must start at %s, but the first AOF found is %s%s",
+			ErrMissingGeneration, snapshotName, aofFileName(1), d.path(aofFileName(live[0])), d.fixHint())
 	}
 	for i := 1; i < len(live); i++ {
 		if live[i] != live[i-1]+1 {
-			return fmt.Errorf("%w: %s is missing between %s and %s", ErrMissingGeneration,
-				aofFileName(live[i-1]+1), aofFileName(live[i-1]), aofFileName(live[i]))
+			return fmt.Errorf("%w: %s is missing between %s and %s%s", ErrMissingGeneration,
+				aofFileName(live[i-1]+1), aofFileName(live[i-1]), aofFileName(live[i]), d.fixHint())
 		}
 	}
 	// Check every AOF header before changing any state.
@@ -182,8 +185,7 @@ func (d *DB) createAOF(gen uint64) error {
 		f.Close()
 		return fmt.Errorf("persist: write %s: %w", p, err)
 	}
-	err = f.Sync()
-	d.fsyncs.Add(1)
+	err = d.fsync(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -215,13 +217,17 @@ func (d *DB) checkHeader(gen uint64, last bool) error {
 	n, err := io.ReadFull(f, b[:])
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return fmt.Errorf("%w: %s at byte offset %d: file header cut short (%d of %d bytes) in a file that is not the last",
-				ErrCorrupt, p, n, n, aofHeaderSize)
+			return fmt.Errorf("%w: %s at byte offset %d: file header cut short (%d of %d bytes) in a file that is not the last%s",
+				ErrCorrupt, p, n, n, aofHeaderSize, d.fixHint())
 		}
 		return fmt.Errorf("persist: read %s: %w", p, err)
 	}
 	if sentinel, reason := checkAOFHeader(b[:], gen); sentinel != nil {
-		return fmt.Errorf("%w: %s at byte offset 0: %s", sentinel, p, reason)
+		hint := ""
+		if sentinel == ErrCorrupt {
+			hint = d.fixHint()
+		}
+		return fmt.Errorf("%w: %s at byte offset 0: %s%s", sentinel, p, reason, hint)
 	}
 	return nil
 }
@@ -276,88 +282,147 @@ func (d *DB) replayFile(gen uint64, last bool, replay func([][]byte) error) (int
 		if _, err := f.WriteAt(encodeAOFHeader(gen), 0); err != nil {
 			return 0, 0, fmt.Errorf("persist: repair %s: %w", p, err)
 		}
-		if err := f.Sync(); err != nil {
+		if err := d.fsync(f); err != nil {
 			return 0, 0, fmt.Errorf("persist: repair %s: %w", p, err)
 		}
-		d.fsyncs.Add(1)
 		return aofHeaderSize, 0, nil
 	}
 
-	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
-	if _, err := br.Discard(aofHeaderSize); err != nil {
-		return 0, 0, fmt.Errorf("persist: read %s: %w", p, err)
-	}
-	off := int64(aofHeaderSize)
-	var n uint64
-	var hdr [frameHeaderSize]byte
-	var reason string
-	for off < size {
-		rem := size - off
-		if rem < frameHeaderSize {
-			reason = fmt.Sprintf("record header cut short (%d of %d bytes)", rem, frameHeaderSize)
-			break
-		}
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			return 0, 0, fmt.Errorf("persist: read %s: %w", p, err)
-		}
-		plen := int64(binary.LittleEndian.Uint32(hdr[:4]))
-		sum := binary.LittleEndian.Uint32(hdr[4:])
-		if plen == 0 || plen > MaxRecordSize {
-			reason = fmt.Sprintf("invalid record length %d", plen)
-			break
-		}
-		if plen > rem-frameHeaderSize {
-			reason = fmt.Sprintf("record of %d bytes extends past the end of the file (%d bytes left)", plen, rem-frameHeaderSize)
-			break
-		}
-		payload := make([]byte, plen) // bounded by the bytes in the file
-		if _, err := io.ReadFull(br, payload); err != nil {
-			return 0, 0, fmt.Errorf("persist: read %s: %w", p, err)
-		}
-		if got := crc32c(payload); got != sum {
-			reason = fmt.Sprintf("record checksum mismatch (stored %08x, computed %08x)", sum, got)
-			break
-		}
-		args, err := decodeArgs(payload)
-		if err != nil {
-			// The checksum matched, so this is not a torn write.
-			return 0, 0, fmt.Errorf("%w: %s at byte offset %d: %v", ErrCorrupt, p, off, err)
-		}
+	sc, err := scanAOF(f, size, func(off int64, args [][]byte) error {
 		if err := replay(args); err != nil {
-			return 0, 0, fmt.Errorf("persist: replay record at byte offset %d of %s: %w", off, p, err)
+			return fmt.Errorf("persist: replay record at byte offset %d of %s: %w", off, p, err)
 		}
-		n++
-		off += frameHeaderSize + plen
-	}
-	if off == size {
-		return size, n, nil
-	}
-
-	torn, why, err := classifyTail(f, size, off)
+		return nil
+	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("persist: read %s: %w", p, err)
 	}
-	if why != "" {
-		reason = why
+	if sc.cbErr != nil {
+		return 0, 0, sc.cbErr
 	}
-	if !last || !torn {
-		where := "followed by more data"
-		if !last {
-			where = "in a file that is not the last AOF generation"
-		}
-		return 0, 0, fmt.Errorf("%w: %s at byte offset %d: %s, %s (refusing to start; nothing was changed on disk)",
-			ErrCorrupt, p, off, reason, where)
+	off, n := sc.good, sc.records
+	if off == size {
+		return size, n, nil
+	}
+	if sc.badPayload {
+		// The checksum matched, so this is not a torn write.
+		return 0, 0, fmt.Errorf("%w: %s at byte offset %d (record %d): %s%s",
+			ErrCorrupt, p, off, n+1, sc.reason, d.fixHint())
+	}
+	torn, reason, err := damage(f, size, off, sc.reason, last)
+	if err != nil {
+		return 0, 0, fmt.Errorf("persist: read %s: %w", p, err)
+	}
+	if !torn {
+		return 0, 0, fmt.Errorf("%w: %s at byte offset %d (record %d): %s (refusing to start; nothing was changed on disk)%s",
+			ErrCorrupt, p, off, n+1, reason, d.fixHint())
 	}
 	d.log.Warn("persist: truncating torn record at the end of the AOF",
 		"file", p, "offset", off, "bytes", size-off, "reason", reason)
 	if err := f.Truncate(off); err != nil {
 		return 0, 0, fmt.Errorf("persist: truncate torn tail of %s: %w", p, err)
 	}
-	if err := f.Sync(); err != nil {
+	if err := d.fsync(f); err != nil {
 		return 0, 0, fmt.Errorf("persist: truncate torn tail of %s: %w", p, err)
 	}
-	d.fsyncs.Add(1)
 	return off, n, nil
+}
+
+// fixHint is appended to errors that refuse the start because of a
+// damaged AOF.
+func (d *DB) fixHint() string {
+	return fmt.Sprintf("; run `probly check-aof --dir %s` to inspect the damage, then `probly check-aof --fix --dir %s` "+
+		"to truncate the log to the last good record (a backup of every changed file is kept as *.bak)", d.dir, d.dir)
+}
+
+// scanResult is what scanAOF found in one AOF file.
+type scanResult struct {
+	good       int64  // offset just after the last good record
+	records    uint64 // good records
+	reason     string // why the scan stopped before the end ("" if it did not)
+	badPayload bool   // the record at good passed its checksum but does not decode
+	cbErr      error  // the callback's error, which stopped the scan
+}
+
+// scanAOF reads the records of an AOF file of size bytes, starting just
+// after its header, calling fn (if not nil) for every good record with its
+// offset; the arguments share a fresh buffer fn may retain. It stops at the
+// end of the file, at the first damaged record or at fn's first error. The
+// returned error is an I/O error only.
+func scanAOF(f *os.File, size int64, fn func(off int64, args [][]byte) error) (scanResult, error) {
+	var r scanResult
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
+	if _, err := br.Discard(aofHeaderSize); err != nil {
+		return r, err
+	}
+	off := int64(aofHeaderSize)
+	var hdr [frameHeaderSize]byte
+	for off < size {
+		r.good = off
+		rem := size - off
+		if rem < frameHeaderSize {
+			r.reason = fmt.Sprintf("record header cut short (%d of %d bytes)", rem, frameHeaderSize)
+			return r, nil
+		}
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			return r, err
+		}
+		plen := int64(binary.LittleEndian.Uint32(hdr[:4]))
+		sum := binary.LittleEndian.Uint32(hdr[4:])
+		if plen == 0 || plen > MaxRecordSize {
+			r.reason = fmt.Sprintf("invalid record length %d", plen)
+			return r, nil
+		}
+		if plen > rem-frameHeaderSize {
+			r.reason = fmt.Sprintf("record of %d bytes extends past the end of the file (%d bytes left)", plen, rem-frameHeaderSize)
+			return r, nil
+		}
+		payload := make([]byte, plen) // bounded by the bytes in the file
+		if _, err := io.ReadFull(br, payload); err != nil {
+			return r, err
+		}
+		if got := crc32c(payload); got != sum {
+			r.reason = fmt.Sprintf("record checksum mismatch (stored %08x, computed %08x)", sum, got)
+			return r, nil
+		}
+		args, err := decodeArgs(payload)
+		if err != nil {
+			r.reason, r.badPayload = err.Error(), true
+			return r, nil
+		}
+		if fn != nil {
+			if err := fn(off, args); err != nil {
+				r.cbErr = err
+				return r, nil
+			}
+		}
+		r.records++
+		off += frameHeaderSize + plen
+	}
+	r.good = off
+	return r, nil
+}
+
+// damage classifies the damaged record at off (found by scanAOF, which
+// gave reason): torn is true when it is a torn write at the end of the
+// last generation, which recovery cuts off. The returned reason says what
+// is wrong and where, for messages.
+func damage(f *os.File, size, off int64, reason string, last bool) (torn bool, _ string, err error) {
+	torn, why, err := classifyTail(f, size, off)
+	if err != nil {
+		return false, "", err
+	}
+	if why != "" {
+		reason = why
+	}
+	if last && torn {
+		return true, reason, nil
+	}
+	where := "followed by more data"
+	if !last {
+		where = "in a file that is not the last AOF generation"
+	}
+	return false, reason + ", " + where, nil
 }
 
 // classifyTail decides whether the damaged record at off is a torn write

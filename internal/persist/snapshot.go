@@ -28,19 +28,23 @@ func (d *DB) Snapshot(store *keyspace.Store) error {
 		return err
 	}
 	defer d.endSnapshot()
-	return d.snapshot(store)
+	return d.snapshot(store, TriggerManual)
 }
 
 // BGSnapshot starts Snapshot in a goroutine (BGSAVE) and returns at once.
 // It returns ErrSnapshotInProgress if a snapshot runs. The outcome is
 // reported by InProgress, LastSave and LastSaveOK, and errors are logged.
 func (d *DB) BGSnapshot(store *keyspace.Store) error {
+	return d.bgSnapshot(store, TriggerManual)
+}
+
+func (d *DB) bgSnapshot(store *keyspace.Store, trig Trigger) error {
 	if err := d.beginSnapshot(store); err != nil {
 		return err
 	}
 	go func() {
 		defer d.endSnapshot()
-		_ = d.snapshot(store) // logged and recorded by snapshot
+		_ = d.snapshot(store, trig) // logged and recorded by snapshot
 	}()
 	return nil
 }
@@ -71,32 +75,42 @@ func (d *DB) endSnapshot() {
 // snapshot as a crash there would.
 var testHookBeforeRename func() error
 
-func (d *DB) snapshot(store *keyspace.Store) (err error) {
+func (d *DB) snapshot(store *keyspace.Store, trig Trigger) (err error) {
 	begin := time.Now()
+	d.lastTry.Store(begin.UnixNano())
 	defer func() {
 		if err != nil {
 			d.lastSaveOK.Store(false)
-			d.log.Error("persist: snapshot failed", "err", err)
+			d.stats.failed.Add(1)
+			d.log.Error("persist: snapshot failed", "trigger", trig.String(), "err", err)
 		}
 	}()
 	next, err := d.prepareNext()
 	if err != nil {
 		return err
 	}
+	// The cut: every shard lock is held only while the AOF switches to
+	// the next generation; values are not copied (copy-on-write), so the
+	// stall does not grow with the data set.
 	var cut rotation
-	entries, err := store.Freeze(func() error {
+	t0 := time.Now()
+	frozen, err := store.FreezeCOW(func() error {
 		var err error
 		cut, err = d.rotate(next)
 		return err
 	})
+	stall := time.Since(t0)
 	if err != nil {
 		next.discard()
 		return err
 	}
-	d.log.Debug("persist: snapshot cut taken", "keys", len(entries), "generation", cut.gen, "stall", time.Since(begin))
+	defer frozen.Release()
+	entries := frozen.Entries()
+	d.log.Debug("persist: snapshot cut taken", "keys", len(entries), "generation", cut.gen, "stall", stall)
 
-	tmp, err := writeSnapshot(d.dir, cut.gen, entries, begin)
+	tmp, size, err := writeSnapshot(d.dir, cut.gen, entries, begin)
 	entries = nil
+	frozen.Release() // written: writers need not copy values any more
 	if err != nil {
 		return err
 	}
@@ -130,9 +144,19 @@ func (d *DB) snapshot(store *keyspace.Store) (err error) {
 	}
 	d.aofSize.Add(-cut.oldBytes)
 	d.changes.Add(^(cut.oldChanges - 1)) // subtract
+	d.baseSize.Store(size)
+	for { // the failed appends before the cut are in the snapshot now
+		c := d.coveredErrs.Load()
+		if cut.writeErrs <= c || d.coveredErrs.CompareAndSwap(c, cut.writeErrs) {
+			break
+		}
+	}
+	took := time.Since(begin)
+	d.stats.record(trig, took, stall)
 	d.lastSave.Store(time.Now().UnixNano())
 	d.lastSaveOK.Store(true)
-	d.log.Info("persist: snapshot saved", "file", dst, "generation", cut.gen, "duration", time.Since(begin))
+	d.log.Info("persist: snapshot saved", "file", dst, "trigger", trig.String(), "generation", cut.gen,
+		"bytes", size, "duration", took, "stall", stall)
 	return nil
 }
 
@@ -192,6 +216,7 @@ type rotation struct {
 	gen        uint64
 	oldBytes   int64
 	oldChanges uint64
+	writeErrs  uint64 // failed appends before the cut
 }
 
 // rotate runs inside store.Freeze: it fsyncs the current AOF, makes next
@@ -211,8 +236,7 @@ func (d *DB) rotate(next *nextAOF) (rotation, error) {
 	}
 	d.fmu.Lock()
 	defer d.fmu.Unlock()
-	err := d.f.Sync()
-	d.fsyncs.Add(1)
+	err := d.fsync(d.f)
 	if err != nil {
 		err = fmt.Errorf("persist: fsync %s: %w", d.f.Name(), err)
 		d.setFailed(err)
@@ -231,7 +255,7 @@ func (d *DB) rotate(next *nextAOF) (rotation, error) {
 		return rotation{}, fmt.Errorf("persist: fsync data directory: %w", err)
 	}
 	old := d.f
-	cut := rotation{gen: next.gen, oldBytes: d.aofSize.Load(), oldChanges: d.changes.Load()}
+	cut := rotation{gen: next.gen, oldBytes: d.aofSize.Load(), oldChanges: d.changes.Load(), writeErrs: d.writeErrs.Load()}
 	d.f, d.gen, d.off = next.f, next.gen, aofHeaderSize
 	next.f = nil
 	d.fileGen.Store(next.gen)
@@ -247,6 +271,7 @@ func (d *DB) rotate(next *nextAOF) (rotation, error) {
 type crcWriter struct {
 	w   *bufio.Writer
 	crc uint32
+	n   int64 // bytes written
 	err error
 }
 
@@ -255,16 +280,18 @@ func (c *crcWriter) write(b []byte) {
 		return
 	}
 	c.crc = crc32.Update(c.crc, castagnoli, b)
-	_, c.err = c.w.Write(b)
+	var n int
+	n, c.err = c.w.Write(b)
+	c.n += int64(n)
 }
 
 // writeSnapshot writes entries (sorted by key) to a temporary file in dir,
-// fsyncs and closes it, and returns its path.
-func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.Time) (_ string, err error) {
+// fsyncs and closes it, and returns its path and size.
+func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.Time) (_ string, size int64, err error) {
 	slices.SortFunc(entries, func(a, b keyspace.Entry) int { return cmp.Compare(a.Key, b.Key) })
 	f, err := os.CreateTemp(dir, "snapshot.*"+tmpSuffix)
 	if err != nil {
-		return "", fmt.Errorf("persist: create snapshot: %w", err)
+		return "", 0, fmt.Errorf("persist: create snapshot: %w", err)
 	}
 	tmp := f.Name()
 	defer func() {
@@ -274,7 +301,7 @@ func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.
 		}
 	}()
 	if err := f.Chmod(0o644); err != nil { // CreateTemp uses 0600; match the AOF files
-		return "", fmt.Errorf("persist: create snapshot: %w", err)
+		return "", 0, fmt.Errorf("persist: create snapshot: %w", err)
 	}
 	cw := &crcWriter{w: bufio.NewWriterSize(f, 1<<20)}
 	var hdr [snapHeaderSize]byte
@@ -291,11 +318,11 @@ func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.
 	for _, e := range entries {
 		m, ok := e.Value.(encoding.BinaryMarshaler)
 		if !ok {
-			return "", fmt.Errorf("%w: type %q (key %q) does not implement encoding.BinaryMarshaler", ErrNotMarshaler, e.Value.TypeName(), e.Key)
+			return "", 0, fmt.Errorf("%w: type %q (key %q) does not implement encoding.BinaryMarshaler", ErrNotMarshaler, e.Value.TypeName(), e.Key)
 		}
 		data, err := m.MarshalBinary()
 		if err != nil {
-			return "", fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, e.Value.TypeName(), err)
+			return "", 0, fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, e.Value.TypeName(), err)
 		}
 		typ := e.Value.TypeName()
 		pre = binary.AppendUvarint(pre[:0], uint64(len(e.Key)))
@@ -319,15 +346,15 @@ func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.
 		cw.err = cw.w.Flush()
 	}
 	if cw.err != nil {
-		return "", fmt.Errorf("persist: write snapshot %s: %w", tmp, cw.err)
+		return "", 0, fmt.Errorf("persist: write snapshot %s: %w", tmp, cw.err)
 	}
 	if err := f.Sync(); err != nil {
-		return "", fmt.Errorf("persist: fsync snapshot %s: %w", tmp, err)
+		return "", 0, fmt.Errorf("persist: fsync snapshot %s: %w", tmp, err)
 	}
 	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("persist: close snapshot %s: %w", tmp, err)
+		return "", 0, fmt.Errorf("persist: close snapshot %s: %w", tmp, err)
 	}
-	return tmp, nil
+	return tmp, cw.n, nil
 }
 
 type snapHeader struct {

@@ -62,7 +62,7 @@ func TestFormatVectors(t *testing.T) {
 		t.Fatalf("AOF encoding changed:\n got %s\nwant %s", got, aofVector)
 	}
 	dir := t.TempDir()
-	p, err := writeSnapshot(dir, 2, []keyspace.Entry{{Key: "k", Value: strVal("v")}}, time.Unix(1700000000, 0))
+	p, _, err := writeSnapshot(dir, 2, []keyspace.Entry{{Key: "k", Value: strVal("v")}}, time.Unix(1700000000, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

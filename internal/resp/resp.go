@@ -15,6 +15,9 @@ import (
 type Reply struct {
 	W     *redcon.Writer
 	Proto int // 2 or 3
+	// Errors counts the error replies written through Error (the server
+	// reads it to tell a command's outcome for metrics).
+	Errors uint64
 }
 
 // New returns a Reply writing to w in protocol version proto (2 or 3).
@@ -28,7 +31,10 @@ func (r *Reply) OK() { r.W.WriteString("OK") }
 
 // Error writes -msg verbatim. msg carries its own code, e.g. "ERR not found"
 // or "Bad capacity" (RedisBloom strings often have no ERR prefix).
-func (r *Reply) Error(msg string) { r.W.WriteError(msg) }
+func (r *Reply) Error(msg string) {
+	r.Errors++
+	r.W.WriteError(msg)
+}
 
 // Int writes :n.
 func (r *Reply) Int(n int64) { r.W.WriteInt64(n) }

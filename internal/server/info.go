@@ -128,6 +128,9 @@ func (s *Server) infoClients(b *infoBuf) {
 	b.kv("connected_clients", s.connected.Load())
 	b.kv("cluster_connections", 0)
 	b.kv("maxclients", s.maxClients.Load())
+	b.kv("proto_max_bulk_len", s.lim.maxBulk.Load())
+	b.kv("proto_max_multibulk_len", s.lim.maxArgs.Load())
+	b.kv("client_query_buffer_limit", s.lim.maxQuery.Load())
 	b.kv("blocked_clients", 0)
 	b.kv("tracking_clients", 0)
 	b.kv("pubsub_clients", 0)
@@ -135,15 +138,10 @@ func (s *Server) infoClients(b *infoBuf) {
 }
 
 func (s *Server) infoMemory(b *infoBuf) {
-	used := s.store.MemoryUsage()
+	used := s.UsedMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	maxmem := uint64(0)
-	if v, ok := s.cfg.Get("maxmemory"); ok {
-		if n, err := strconv.ParseUint(v, 10, 64); err == nil {
-			maxmem = n
-		}
-	}
+	maxmem := s.MaxMemory()
 	b.kv("used_memory", used)
 	b.kv("used_memory_human", humanBytes(used))
 	b.kv("used_memory_rss", ms.Sys)
@@ -153,6 +151,12 @@ func (s *Server) infoMemory(b *infoBuf) {
 	b.kv("maxmemory_human", humanBytes(maxmem))
 	b.kv("maxmemory_policy", "noeviction")
 	b.kv("mem_allocator", "go")
+	// Per-filter byte budgets (registered by the BF/CF command families).
+	for _, name := range []string{"bf-max-filter-bytes", "cf-max-filter-bytes"} {
+		if v, ok := s.cfg.Get(name); ok {
+			b.kv(strings.ReplaceAll(name, "-", "_"), v)
+		}
+	}
 }
 
 func (s *Server) infoPersistence(b *infoBuf) {
@@ -193,6 +197,7 @@ func (s *Server) infoStats(b *infoBuf) {
 	b.kv("total_net_input_bytes", s.stats.in.Load())
 	b.kv("total_net_output_bytes", s.stats.out.Load())
 	b.kv("rejected_connections", s.stats.rejected.Load())
+	b.kv("total_error_replies", s.stats.errors.Load())
 	b.kv("expired_keys", 0)
 	b.kv("evicted_keys", 0)
 	b.kv("keyspace_hits", 0)

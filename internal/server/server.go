@@ -14,9 +14,14 @@
 //   - A malformed or hostile request (huge or negative lengths, oversized
 //     inline lines, garbage) costs only its own connection: it gets
 //     "-ERR Protocol error: …" and is closed. Limits: proto-max-bulk-len
-//     (512 MiB), a maximum argument count, a per-command query size and
-//     maxclients. A panic in a handler is recovered, logged without key or
-//     value content, and closes only that connection.
+//     (512 MiB), proto-max-multibulk-len (arguments per command),
+//     client-query-buffer-limit (bytes per command) and maxclients, all
+//     changeable with CONFIG SET. A panic in a handler is recovered, logged
+//     without key or value content, and closes only that connection.
+//   - maxmemory: commands flagged denyoom are refused with Redis's OOM
+//     error while the key space's approximate memory (see memory.go) is
+//     above the limit; reads and deletes keep working.
+//   - Nothing of a key's or a value's content reaches the log.
 //   - Dispatch follows Redis 7's order: unknown command / unknown
 //     subcommand, then arity, then NOAUTH.
 //   - Shutdown stops accepting, lets every connection finish the batch it
@@ -85,6 +90,7 @@ const (
 	DefaultVersion        = "dev"     // probly_version when Options.Version is empty
 	maxClientsMsg         = "ERR max number of clients reached"
 	noAuthMsg             = "NOAUTH Authentication required."
+	oomMsg                = "OOM command not allowed when used memory > 'maxmemory'."
 	errBGSaveRunning      = "Background save already in progress"
 )
 
@@ -101,12 +107,41 @@ type Options struct {
 	Table       *command.Table
 	Persist     Persister // nil = no persistence (SAVE/BGSAVE fail)
 
-	MaxClients     int   // default DefaultMaxClients; CONFIG SET maxclients
-	MaxBulkLen     int64 // default DefaultMaxBulkLen; CONFIG SET proto-max-bulk-len
-	MaxArgs        int   // default DefaultMaxArgs
-	MaxQueryBuffer int64 // default DefaultMaxQueryBuffer
+	MaxClients     int    // default DefaultMaxClients; CONFIG SET maxclients
+	MaxBulkLen     int64  // default DefaultMaxBulkLen; CONFIG SET proto-max-bulk-len
+	MaxArgs        int    // default DefaultMaxArgs; CONFIG SET proto-max-multibulk-len
+	MaxQueryBuffer int64  // default DefaultMaxQueryBuffer; CONFIG SET client-query-buffer-limit
+	MaxMemory      uint64 // bytes; 0 = no limit (the default); CONFIG SET maxmemory
 	Version        string
+	// Observer, if set, is told about every command (metrics).
+	Observer Observer
 }
+
+// Observer is told about every command the server dispatches, through
+// one Recorder per connection (so the command path touches no memory
+// shared between connections).
+type Observer interface {
+	// Recorder is called once per connection, on its goroutine.
+	Recorder() Recorder
+}
+
+// Recorder records one connection's commands. It is used only by that
+// connection's goroutine.
+type Recorder interface {
+	// Command is called right after a command ran. name is the registered
+	// command name ("bf.add", "config|get") or "unknown"; d is the time
+	// spent dispatching and executing it (not reading the request, waiting
+	// for fsync or writing the reply); failed reports an error reply. It
+	// must be cheap and must not block.
+	Command(name string, d time.Duration, failed bool)
+	// Flush publishes what was recorded; called after every batch of
+	// pipelined commands and when the connection closes.
+	Flush()
+}
+
+// UnknownCommand is the name given to Observer for commands that are not
+// in the table.
+const UnknownCommand = "unknown"
 
 // Server is a running (or ready to run) Redis-protocol server. It
 // implements command.Server.
@@ -126,6 +161,8 @@ type Server struct {
 	lim        limits
 	maxClients atomic.Int64
 	closing    atomic.Bool
+	obs        Observer
+	mem        memTracker
 
 	mu    sync.Mutex
 	ln    net.Listener
@@ -138,7 +175,7 @@ type Server struct {
 }
 
 type counters struct {
-	conns, cmds, rejected, in, out atomic.Uint64
+	conns, cmds, rejected, in, out, errors atomic.Uint64
 }
 
 // Stats are the server's counters, for metrics.
@@ -149,11 +186,14 @@ type Stats struct {
 	RejectedConnections uint64
 	NetInputBytes       uint64
 	NetOutputBytes      uint64
+	ErrorReplies        uint64
 }
 
 // New validates opts and returns a Server. It registers the server-owned
-// CONFIG parameters maxclients, proto-max-bulk-len and databases in
-// opts.Config unless they are already registered.
+// CONFIG parameters (maxclients, proto-max-bulk-len,
+// proto-max-multibulk-len, client-query-buffer-limit, maxmemory,
+// databases) in opts.Config unless they are already registered. A limit
+// outside the range CONFIG SET accepts is an error.
 func New(opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: Options.Store is required")
@@ -172,6 +212,7 @@ func New(opts Options) (*Server, error) {
 		version: opts.Version,
 		start:   time.Now(),
 		conns:   map[*client]struct{}{},
+		obs:     opts.Observer,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -192,7 +233,6 @@ func New(opts Options) (*Server, error) {
 		s.maxName = max(s.maxName, len(sp.Name))
 	}
 
-	maxClients := int64(orDefault(opts.MaxClients, DefaultMaxClients))
 	maxBulk := opts.MaxBulkLen
 	if maxBulk <= 0 {
 		maxBulk = DefaultMaxBulkLen
@@ -201,11 +241,16 @@ func New(opts Options) (*Server, error) {
 	if maxQuery <= 0 {
 		maxQuery = DefaultMaxQueryBuffer
 	}
-	s.maxClients.Store(maxClients)
-	s.lim.maxBulk.Store(maxBulk)
-	s.lim.maxArgs.Store(int64(orDefault(opts.MaxArgs, DefaultMaxArgs)))
-	s.lim.maxQuery.Store(maxQuery)
-	s.registerConfig(maxClients, maxBulk)
+	s.mem.init(s.store)
+	if err := s.registerConfig(limitValues{
+		maxClients: int64(orDefault(opts.MaxClients, DefaultMaxClients)),
+		maxBulk:    maxBulk,
+		maxArgs:    int64(orDefault(opts.MaxArgs, DefaultMaxArgs)),
+		maxQuery:   maxQuery,
+		maxMemory:  opts.MaxMemory,
+	}); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -216,25 +261,31 @@ func orDefault(v, d int) int {
 	return v
 }
 
-func (s *Server) registerConfig(maxClients, maxBulk int64) {
-	atLeast := func(min int64, dst func(int64)) func(string) error {
-		return func(v string) error {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return fmt.Errorf("argument couldn't be parsed into an integer")
-			}
-			if n < min {
-				return fmt.Errorf("argument must be between %d and %d inclusive", min, int64(1<<63-1))
-			}
-			dst(n)
-			return nil
-		}
-	}
+// limitValues are the start-up values of the server's limits.
+type limitValues struct {
+	maxClients, maxBulk, maxArgs, maxQuery int64
+	maxMemory                              uint64
+}
+
+// Ranges of the limit parameters (CONFIG SET and Options).
+const (
+	minMaxBulkLen  = 1 << 20 // Redis: proto-max-bulk-len ≥ 1mb
+	minQueryBuffer = 1 << 20 // Redis: client-query-buffer-limit ≥ 1mb
+	maxMaxArgs     = 1<<31 - 1
+	maxInt64       = 1<<63 - 1
+)
+
+// registerConfig registers the server's parameters with their start-up
+// values as defaults. A parameter already registered (by an embedding
+// program) is left alone, and so is the limit behind it.
+func (s *Server) registerConfig(v limitValues) error {
+	u2i := func(dst func(int64)) func(uint64) { return func(n uint64) { dst(int64(n)) } }
 	params := []config.Param{
-		{Name: "maxclients", Default: strconv.FormatInt(maxClients, 10),
-			Set: atLeast(1, s.maxClients.Store)},
-		{Name: "proto-max-bulk-len", Default: strconv.FormatInt(maxBulk, 10),
-			Set: atLeast(1024*1024, s.lim.maxBulk.Store)},
+		config.IntParam("maxclients", strconv.FormatInt(v.maxClients, 10), 1, maxInt64, s.maxClients.Store),
+		config.MemoryParam("proto-max-bulk-len", strconv.FormatInt(v.maxBulk, 10), minMaxBulkLen, maxInt64, u2i(s.lim.maxBulk.Store)),
+		config.IntParam("proto-max-multibulk-len", strconv.FormatInt(v.maxArgs, 10), 1, maxMaxArgs, s.lim.maxArgs.Store),
+		config.MemoryParam("client-query-buffer-limit", strconv.FormatInt(v.maxQuery, 10), minQueryBuffer, maxInt64, u2i(s.lim.maxQuery.Store)),
+		config.MemoryParam("maxmemory", strconv.FormatUint(v.maxMemory, 10), 0, maxInt64, s.mem.setLimit),
 		{Name: "databases", Default: "1", Set: func(v string) error {
 			if v != "1" {
 				return errors.New("can't set immutable config")
@@ -243,10 +294,15 @@ func (s *Server) registerConfig(maxClients, maxBulk int64) {
 		}},
 	}
 	for _, p := range params {
-		if _, exists := s.cfg.Get(p.Name); !exists {
-			s.cfg.Register(p)
+		if _, exists := s.cfg.Get(p.Name); exists {
+			continue
 		}
+		if err := p.Set(p.Default); err != nil {
+			return fmt.Errorf("server: %s %s: %v", p.Name, p.Default, err)
+		}
+		s.cfg.Register(p)
 	}
+	return nil
 }
 
 // ListenAndServe listens on Options.Addr and serves until Shutdown.
@@ -274,6 +330,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.ln = ln
 	s.mu.Unlock()
 	s.log.Info("listening", "addr", ln.Addr().String())
+	stopMem := s.mem.start()
+	defer stopMem()
 
 	var delay time.Duration
 	for {
@@ -297,6 +355,18 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
+// SetPersist attaches the persistence engine (when it is opened after the
+// server was created). It must be called before Serve.
+func (s *Server) SetPersist(p Persister) { s.persist = p }
+
+// Serving reports whether Serve is accepting connections: it has been
+// called and Shutdown has not (readiness).
+func (s *Server) Serving() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ln != nil && !s.closing.Load()
+}
+
 // Addr returns the listening address, or nil before Serve.
 func (s *Server) Addr() net.Addr {
 	s.mu.Lock()
@@ -318,7 +388,9 @@ func (s *Server) accept(nc net.Conn) {
 		s.mu.Unlock()
 		s.stats.rejected.Add(1)
 		go func() {
-			_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+			// A deadline for both directions: over TLS the write runs the
+			// handshake first.
+			_ = nc.SetDeadline(time.Now().Add(time.Second))
 			_, _ = nc.Write([]byte("-" + maxClientsMsg + "\r\n"))
 			nc.Close()
 		}()
@@ -385,6 +457,7 @@ func (s *Server) Stats() Stats {
 		RejectedConnections: s.stats.rejected.Load(),
 		NetInputBytes:       s.stats.in.Load(),
 		NetOutputBytes:      s.stats.out.Load(),
+		ErrorReplies:        s.stats.errors.Load(),
 	}
 }
 
@@ -395,6 +468,7 @@ func (s *Server) ResetStats() {
 	s.stats.rejected.Store(0)
 	s.stats.in.Store(0)
 	s.stats.out.Store(0)
+	s.stats.errors.Store(0)
 }
 
 // --- command.Server ---
@@ -449,6 +523,8 @@ func (s *Server) Flush() (uint64, error) {
 
 type client struct {
 	s     *Server
+	rec   Recorder      // nil without an Observer
+	clock time.Duration // monotonic time (since s.start) of the last command's end
 	nc    net.Conn
 	rd    *redcon.Reader
 	wr    *redcon.Writer
@@ -469,6 +545,9 @@ func newClient(s *Server, nc net.Conn) *client {
 		Addr:   nc.RemoteAddr().String(),
 	}
 	c.reply = resp.Reply{W: c.wr, Proto: 2}
+	if s.obs != nil {
+		c.rec = s.obs.Recorder()
+	}
 	c.ctx = command.Ctx{R: &c.reply, Store: s.store, Config: s.cfg, Conn: &c.conn, Server: s}
 	return c
 }
@@ -476,6 +555,9 @@ func newClient(s *Server, nc net.Conn) *client {
 func (c *client) serve() {
 	defer c.s.remove(c)
 	defer c.nc.Close()
+	if c.rec != nil {
+		defer c.rec.Flush()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			c.s.log.Error("panic while serving a connection; closing it",
@@ -490,6 +572,10 @@ func (c *client) serve() {
 		}
 		var maxSeq uint64
 		n := 0
+		errs := c.reply.Errors
+		if c.rec != nil {
+			c.clock = time.Since(c.s.start)
+		}
 		for i := range cmds {
 			c.exec(cmds[i].Args)
 			n++
@@ -499,6 +585,10 @@ func (c *client) serve() {
 			}
 		}
 		c.s.stats.cmds.Add(uint64(n))
+		c.s.stats.errors.Add(c.reply.Errors - errs)
+		if c.rec != nil {
+			c.rec.Flush()
+		}
 		if maxSeq > 0 && c.s.persist != nil {
 			if err := c.s.persist.Wait(maxSeq); err != nil {
 				// The batch's writes are not durable as promised (an fsync
@@ -511,6 +601,7 @@ func (c *client) serve() {
 				for range n {
 					c.wr.WriteError(durabilityErr)
 				}
+				c.s.stats.errors.Add(uint64(n))
 			}
 		}
 		if c.wr.Flush() != nil || c.conn.Close || c.s.closing.Load() {
@@ -531,40 +622,62 @@ func (c *client) readError(err error) {
 	if !errors.As(err, &pe) && !strings.HasPrefix(err.Error(), "Protocol error: ") {
 		return // EOF, reset, deadline (Shutdown)
 	}
-	c.s.log.Debug("protocol error; closing connection", "conn_id", c.conn.ID, "err", err.Error())
+	c.s.log.Debug("protocol error; closing connection", "conn_id", c.conn.ID, "err", redactProtoError(err.Error()))
 	c.wr.WriteError("ERR " + err.Error())
 	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
 	_ = c.wr.Flush()
 }
 
-// exec runs one command.
+// exec runs one command and reports it to the Recorder. Commands of a
+// batch are timed back to back from one monotonic clock reading each
+// (time.Since on the server's start time reads only the monotonic
+// clock): a command's duration ends where the next one's starts.
 func (c *client) exec(args [][]byte) {
 	c.ctx.Seq = 0
+	if c.rec == nil {
+		c.dispatch(args)
+		return
+	}
+	errs := c.reply.Errors
+	name := c.dispatch(args)
+	now := time.Since(c.s.start)
+	c.rec.Command(name, now-c.clock, c.reply.Errors != errs)
+	c.clock = now
+}
+
+// dispatch runs one command and returns its registered name (or
+// UnknownCommand).
+func (c *client) dispatch(args [][]byte) string {
 	spec := c.lookup(args[0])
 	if spec == nil {
 		c.reply.Error(unknownCommand(args))
-		return
+		return UnknownCommand
 	}
 	if len(spec.Subcommands) > 0 && len(args) >= 2 {
 		sub := spec.Sub(args[1])
 		if sub == nil {
 			c.reply.Error(unknownSubcommand(args))
-			return
+			return spec.Name
 		}
 		spec = sub
 	}
 	if !command.CheckArity(spec.Arity, len(args)) || spec.Handler == nil {
 		c.reply.Error(command.ArityError(spec.Name))
-		return
+		return spec.Name
 	}
 	if !c.conn.Authed && spec.Flags&command.FlagNoAuth == 0 {
 		c.reply.Error(noAuthMsg)
-		return
+		return spec.Name
+	}
+	if spec.Flags&command.FlagDenyOOM != 0 && c.s.mem.over() {
+		c.reply.Error(oomMsg)
+		return spec.Name
 	}
 	c.ctx.Args = args
 	spec.Handler(&c.ctx)
 	c.ctx.Args = nil
 	c.reply.Proto = c.conn.Proto
+	return spec.Name
 }
 
 // lookup finds a command, lowercasing ASCII into a per-connection buffer
@@ -620,6 +733,15 @@ func unknownCommand(args [][]byte) string {
 func unknownSubcommand(args [][]byte) string {
 	return "ERR unknown subcommand '" + cString(args[1], 128) + "'. Try " +
 		strings.ToUpper(cString(args[0], 128)) + " HELP."
+}
+
+// redactProtoError removes the client byte that some protocol errors
+// quote ("expected '$', got 'x'") so the log holds no request content.
+func redactProtoError(msg string) string {
+	if i := strings.Index(msg, ", got "); i >= 0 {
+		return msg[:i]
+	}
+	return msg
 }
 
 // describePanic renders a recovered value without user data: runtime

@@ -1,0 +1,62 @@
+package hll
+
+import "encoding/binary"
+
+// RedisSeed is the MurmurHash64A seed Redis's HyperLogLog uses.
+const RedisSeed = 0xadc83b19
+
+// murmurHash64A is Austin Appleby's MurmurHash2 64A, reading 8-byte blocks
+// little-endian on every platform, exactly as Redis's endian-neutral copy
+// in hyperloglog.c.
+//
+// This duplicates internal/hashing.MurmurHash64A on purpose: public
+// packages never import internal/ (DESIGN.md), and the hash is pinned, so
+// the two copies must stay identical (hll's tests check the Redis vectors,
+// internal/hashing's tests check the reference vectors).
+func murmurHash64A(data []byte, seed uint64) uint64 {
+	const m = 0xc6a4a7935bd1e995
+	const r = 47
+	h := seed ^ (uint64(len(data)) * m)
+	n := len(data) &^ 7
+	for i := 0; i < n; i += 8 {
+		k := binary.LittleEndian.Uint64(data[i:])
+		k *= m
+		k ^= k >> r
+		k *= m
+		h ^= k
+		h *= m
+	}
+	tail := data[n:]
+	switch len(tail) {
+	case 7:
+		h ^= uint64(tail[6]) << 48
+		fallthrough
+	case 6:
+		h ^= uint64(tail[5]) << 40
+		fallthrough
+	case 5:
+		h ^= uint64(tail[4]) << 32
+		fallthrough
+	case 4:
+		h ^= uint64(tail[3]) << 24
+		fallthrough
+	case 3:
+		h ^= uint64(tail[2]) << 16
+		fallthrough
+	case 2:
+		h ^= uint64(tail[1]) << 8
+		fallthrough
+	case 1:
+		h ^= uint64(tail[0])
+		h *= m
+	}
+	h ^= h >> r
+	h *= m
+	h ^= h >> r
+	return h
+}
+
+// Hash returns the 64-bit hash Redis's HyperLogLog computes for an element:
+// MurmurHash64A(elem, seed 0xadc83b19). Sketch.AddHash(Hash(x)) is the
+// same as Sketch.Add(x).
+func Hash(elem []byte) uint64 { return murmurHash64A(elem, RedisSeed) }

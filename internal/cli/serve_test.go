@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Option errors of `serve` exit 2 before anything starts.
+func TestServeOptionErrors(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--addr", "0.0.0.0:0"}, "protected mode"},
+		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "0.0.0.0:0"}, "--metrics-addr"},
+		{[]string{"--protected-mode", "maybe"}, "--protected-mode must be yes or no"},
+		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--tls-cert", "x.pem"}, "--tls-cert and --tls-key"},
+		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--maxmemory", "lots"}, "maxmemory"},
+		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--proto-max-bulk-len", "1"}, "proto-max-bulk-len"},
+	}
+	for _, c := range cases {
+		code, _, stderr := runCLI(t, "", append([]string{"serve", "--dir", dir}, c.args...)...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("serve %v: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, stderr, ExitUsage, c.want)
+		}
+	}
+}
+
+// Every flag is documented in the help.
+func TestServeHelpListsFlags(t *testing.T) {
+	code, out, _ := runCLI(t, "", "serve", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, f := range []string{"--addr", "--dir", "--appendfsync", "--requirepass", "--metrics-addr", "--metrics-max-filters",
+		"--tls-cert", "--tls-key", "--protected-mode", "--maxmemory", "--maxclients", "--proto-max-bulk-len",
+		"--proto-max-multibulk-len", "--client-query-buffer-limit", "--bf-max-filter-bytes", "--cf-max-filter-bytes",
+		"/metrics", "/healthz", "/readyz"} {
+		if !strings.Contains(out, f) {
+			t.Errorf("serve --help lacks %s", f)
+		}
+	}
+}

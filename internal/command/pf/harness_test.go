@@ -1,0 +1,348 @@
+package pf_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/probly/probly/internal/app"
+	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/server"
+	"github.com/probly/probly/internal/strval"
+)
+
+// startRedis starts a real redis-server (the differential oracle; .ci/run
+// installs the Debian package) on a free loopback port without
+// persistence. Without redis-server on PATH the test is skipped, unless
+// PROBLY_REQUIRE_REDIS=1, which makes it fail.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("PROBLY_REQUIRE_REDIS") == "1" {
+			t.Fatal("redis-server not found on PATH and PROBLY_REQUIRE_REDIS=1")
+		}
+		t.Skip("redis-server not found on PATH: skipping the differential test (install the redis-server package, or set PROBLY_REQUIRE_REDIS=1 to make this a failure)")
+	}
+	for attempt := 0; ; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", t.TempDir(), "--daemonize", "no")
+		cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			select {
+			case <-exited:
+				deadline = time.Time{}
+				continue
+			default:
+			}
+			if c, err := net.Dial("tcp", addr); err == nil {
+				c.Close()
+				t.Cleanup(func() {
+					cmd.Process.Kill()
+					<-exited
+				})
+				return addr
+			}
+		}
+		cmd.Process.Kill()
+		<-exited
+		if attempt == 2 {
+			t.Fatalf("redis-server did not start: %s", stderr.String())
+		}
+	}
+}
+
+// recLogger records mutation records (deep copies) for replay checks.
+type recLogger struct {
+	mu   sync.Mutex
+	recs [][][]byte
+}
+
+func (l *recLogger) Append(args [][]byte) (uint64, error) {
+	cp := make([][]byte, len(args))
+	for i, a := range args {
+		cp[i] = append([]byte(nil), a...)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, cp)
+	return uint64(len(l.recs)), nil
+}
+
+func (l *recLogger) records() [][][]byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([][][]byte(nil), l.recs...)
+}
+
+// probly is an in-process server with the production command table.
+type probly struct {
+	addr  string
+	store *keyspace.Store
+	log   *recLogger
+}
+
+func startProbly(t *testing.T) *probly {
+	t.Helper()
+	table, cfg := app.Tables()
+	p := &probly{log: &recLogger{}}
+	p.store = keyspace.New(p.log)
+	srv, err := server.New(server.Options{
+		Store: p.store, Config: cfg, Table: table,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	p.addr = ln.Addr().String()
+	return p
+}
+
+// checkReplay replays the recorded log through a fresh production table
+// (default settings: CONFIG SET is not logged) and requires every key to
+// come back with identical bytes.
+func (p *probly) checkReplay(t *testing.T) {
+	t.Helper()
+	table, cfg := app.Tables()
+	fresh := keyspace.New(nil)
+	replay := app.Replayer(table, cfg, fresh)
+	recs := p.log.records()
+	for i, r := range recs {
+		if err := replay(r); err != nil {
+			t.Fatalf("replaying record %d %q: %v", i, r[0], err)
+		}
+	}
+	want, _ := p.store.Freeze(nil)
+	got, _ := fresh.Freeze(nil)
+	if len(want) != len(got) {
+		t.Fatalf("replay: %d keys, live %d", len(got), len(want))
+	}
+	sort.Slice(want, func(i, j int) bool { return want[i].Key < want[j].Key })
+	sort.Slice(got, func(i, j int) bool { return got[i].Key < got[j].Key })
+	for i := range want {
+		w, wok := want[i].Value.(*strval.String)
+		g, gok := got[i].Value.(*strval.String)
+		if want[i].Key != got[i].Key || !wok || !gok || !bytes.Equal(w.B, g.B) {
+			t.Fatalf("replay differs at key %q", want[i].Key)
+		}
+	}
+	t.Logf("replayed %d AOF records: %d keys identical", len(recs), len(want))
+}
+
+// rawClient sends RESP arrays and returns each reply's exact bytes.
+type rawClient struct {
+	c net.Conn
+	r *bufio.Reader
+	w *bufio.Writer
+}
+
+func dialRaw(t *testing.T, addr string) *rawClient {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &rawClient{c: c, r: bufio.NewReaderSize(c, 1<<16), w: bufio.NewWriterSize(c, 1<<16)}
+}
+
+func (rc *rawClient) write(args [][]byte) {
+	fmt.Fprintf(rc.w, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(rc.w, "$%d\r\n", len(a))
+		rc.w.Write(a)
+		rc.w.WriteString("\r\n")
+	}
+}
+
+// pipeline sends every command, then reads every reply.
+func (rc *rawClient) pipeline(cmds [][][]byte) ([]string, error) {
+	rc.c.SetDeadline(time.Now().Add(60 * time.Second))
+	errc := make(chan error, 1)
+	go func() {
+		for _, a := range cmds {
+			rc.write(a)
+		}
+		errc <- rc.w.Flush()
+	}()
+	out := make([]string, len(cmds))
+	var buf bytes.Buffer
+	for i := range cmds {
+		buf.Reset()
+		if err := readReply(rc.r, &buf); err != nil {
+			return nil, err
+		}
+		out[i] = buf.String()
+	}
+	return out, <-errc
+}
+
+// readReply copies one RESP2/RESP3 reply from r to out.
+func readReply(r *bufio.Reader, out *bytes.Buffer) error {
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return err
+	}
+	out.Write(line)
+	if len(line) < 3 {
+		return fmt.Errorf("short line %q", line)
+	}
+	n, _ := strconv.Atoi(string(line[1 : len(line)-2]))
+	switch line[0] {
+	case '$', '=', '!':
+		if n < 0 {
+			return nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return err
+		}
+		out.Write(buf)
+	case '*', '~', '>':
+		for i := 0; i < n; i++ {
+			if err := readReply(r, out); err != nil {
+				return err
+			}
+		}
+	case '%', '|':
+		for i := 0; i < 2*n; i++ {
+			if err := readReply(r, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pair runs every command on Redis and on probly and requires identical
+// reply bytes.
+type pair struct {
+	t        *testing.T
+	redis    *rawClient
+	probly   *rawClient
+	p        *probly
+	commands int
+	context  string // printed with a mismatch
+}
+
+func newPair(t *testing.T) *pair {
+	t.Helper()
+	raddr := startRedis(t)
+	p := startProbly(t)
+	return &pair{t: t, redis: dialRaw(t, raddr), probly: dialRaw(t, p.addr), p: p}
+}
+
+func cmd(args ...any) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			out[i] = []byte(v)
+		case []byte:
+			out[i] = v
+		case int:
+			out[i] = []byte(strconv.Itoa(v))
+		default:
+			panic(fmt.Sprintf("cmd: %T", a))
+		}
+	}
+	return out
+}
+
+func show(args [][]byte) string {
+	parts := make([]string, len(args))
+	for i, a := range args {
+		if len(a) > 40 {
+			parts[i] = fmt.Sprintf("<%d bytes>", len(a))
+		} else {
+			parts[i] = strconv.Quote(string(a))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func describeDiff(a, b string) string {
+	if len(a) < 200 && len(b) < 200 {
+		return fmt.Sprintf("redis  %q\nprobly %q", a, b)
+	}
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	lo := max(i-16, 0)
+	hiA, hiB := min(i+32, len(a)), min(i+32, len(b))
+	return fmt.Sprintf("lengths %d vs %d, first difference at byte %d:\nredis  …%s\nprobly …%s",
+		len(a), len(b), i, hex.EncodeToString([]byte(a[lo:hiA])), hex.EncodeToString([]byte(b[lo:hiB])))
+}
+
+// run sends cmds to both servers (pipelined) and compares every reply. It
+// returns the replies.
+func (d *pair) run(cmds ...[][]byte) []string {
+	d.t.Helper()
+	var (
+		wg     sync.WaitGroup
+		rr, pr []string
+		re, pe error
+	)
+	wg.Add(2)
+	go func() { defer wg.Done(); rr, re = d.redis.pipeline(cmds) }()
+	go func() { defer wg.Done(); pr, pe = d.probly.pipeline(cmds) }()
+	wg.Wait()
+	if re != nil || pe != nil {
+		d.t.Fatalf("pipeline: redis %v, probly %v", re, pe)
+	}
+	for i := range cmds {
+		if rr[i] != pr[i] {
+			d.t.Fatalf("command %d of batch (%d sent before): %s\n%s%s", i, d.commands, show(cmds[i]), describeDiff(rr[i], pr[i]), d.context)
+		}
+	}
+	d.commands += len(cmds)
+	return rr
+}
+
+// runEach sends cmds to both servers without comparing the replies.
+func (d *pair) runEach(cmds ...[][]byte) {
+	d.t.Helper()
+	if _, err := d.redis.pipeline(cmds); err != nil {
+		d.t.Fatal(err)
+	}
+	if _, err := d.probly.pipeline(cmds); err != nil {
+		d.t.Fatal(err)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package pf_test
+
+const raceEnabled = false

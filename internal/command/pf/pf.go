@@ -1,0 +1,473 @@
+// Package pf implements Redis's HyperLogLog commands PFADD, PFCOUNT,
+// PFMERGE, PFDEBUG and PFSELFTEST, and the hll-sparse-max-bytes setting,
+// byte-exact to spec redis-compat.md §4 on top of the public hll package.
+//
+// An HLL is an ordinary string value (*strval.String): the PF commands read
+// and write the exact bytes Redis would hold, so GET/SET/SETRANGE (package
+// str) see them and HLLs move between Redis and probly with GET/SET.
+// Corrupted or crafted strings are answered as Redis does ("WRONGTYPE Key is
+// not a valid HyperLogLog string value.", "INVALIDOBJ Corrupted HLL object
+// detected"), never with a crash.
+//
+// Persistence: every change is logged as a record that, replayed through
+// the command table against the previous state, reproduces the bytes
+// exactly, whatever hll-sparse-max-bytes is at replay time:
+//
+//	SET key <bytes>
+//	    the whole new value, logged *before* it is installed. Used whenever
+//	    the result depends on hll-sparse-max-bytes or is a new buffer: PFADD
+//	    on a missing or sparse key (including a sparse→dense promotion and
+//	    the partial change before an INVALIDOBJ), PFMERGE, and the
+//	    sparse→dense conversion of PFDEBUG GETREG/TODENSE.
+//	PFADD key elem…
+//	    PFADD on a dense key that changed a register, logged as received
+//	    after the in-place change: dense updates do not depend on any
+//	    setting. (Logging the 12 KiB value instead would write 12 KiB to the
+//	    AOF per PFADD.)
+//	PFCOUNT key
+//	    a single-key PFCOUNT that wrote the cached cardinality (in place,
+//	    then logged); the estimator is deterministic, so replay writes the
+//	    same cache bytes. Redis propagates PFCOUNT the same way.
+//
+// If logging an in-place change fails, the change stays in memory (other
+// clients may already have seen it) and the client gets "ERR <log error>",
+// as in package bf. Commands that change nothing log nothing.
+//
+// Differences from Redis (7.0.15, the differential oracle; see
+// redis_test.go):
+//
+//   - CONFIG GET hll-sparse-max-bytes returns the value as it was set
+//     ("1kb"); Redis prints the byte count (1024). Parsing, ranges, unit
+//     handling, 64-bit wrap-around and error texts are Redis's memtoull.
+//   - A corrupted sparse string whose last opcode is the first byte of an
+//     XZERO: Redis reads the byte after its string there (its sds
+//     terminator), and when it splits such an opcode it writes the missing
+//     byte over that terminator, where its next command on the key reads it.
+//     probly follows those writes within one command but starts every
+//     command with a zero terminator, so a later command on such a value can
+//     differ from Redis. Only crafted values end that way.
+//   - PFSELFTEST draws different random registers and elements (same checks,
+//     same replies); there are no keyspace notifications.
+package pf
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/probly/probly/hll"
+	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/config"
+	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/strval"
+)
+
+// Reply strings (Redis 7, spec §4.1).
+const (
+	errWrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errNotHLL     = "WRONGTYPE Key is not a valid HyperLogLog string value."
+	errInvalidObj = "INVALIDOBJ Corrupted HLL object detected"
+	errNoKey      = "ERR The specified key does not exist"
+	errNotSparse  = "ERR HLL encoding is not sparse"
+)
+
+// Canonical record names.
+var (
+	recSet     = []byte("SET")
+	recPFAdd   = []byte("PFADD")
+	recPFCount = []byte("PFCOUNT")
+)
+
+// selfTestElems is the number of elements PFSELFTEST adds (Redis: 10M);
+// tests lower it.
+var selfTestElems = 10_000_000
+
+type handlers struct{ s *settings }
+
+// Register adds the PF* commands to t and hll-sparse-max-bytes to cfg (cfg
+// may be nil: the default 3000 is then fixed).
+func Register(t *command.Table, cfg *config.Registry) {
+	h := &handlers{s: newSettings()}
+	if cfg != nil {
+		cfg.Register(h.s.param())
+	}
+	const (
+		w     = command.FlagWrite
+		ro    = command.FlagReadonly
+		deny  = command.FlagDenyOOM
+		fast  = command.FlagFast
+		admin = command.FlagAdmin
+	)
+	t.Add(
+		&command.Spec{Name: "pfadd", Arity: -2, Flags: w | deny | fast, FirstKey: 1, LastKey: 1, Step: 1, Handler: h.pfadd},
+		&command.Spec{Name: "pfcount", Arity: -2, Flags: ro, FirstKey: 1, LastKey: -1, Step: 1, Handler: h.pfcount},
+		&command.Spec{Name: "pfmerge", Arity: -2, Flags: w | deny, FirstKey: 1, LastKey: -1, Step: 1, Handler: h.pfmerge},
+		&command.Spec{Name: "pfdebug", Arity: 3, Flags: w | deny | admin, FirstKey: 2, LastKey: 2, Step: 1, Handler: h.pfdebug},
+		&command.Spec{Name: "pfselftest", Arity: 1, Flags: admin, Handler: h.pfselftest},
+	)
+}
+
+type keyState int
+
+const (
+	keyMissing keyState = iota
+	keyString
+	keyWrongType
+)
+
+func asString(v keyspace.Value) (*strval.String, keyState) {
+	switch s := v.(type) {
+	case nil:
+		return nil, keyMissing
+	case *strval.String:
+		return s, keyString
+	default:
+		return nil, keyWrongType
+	}
+}
+
+// hllError maps an hll error to its Redis reply.
+func hllError(err error) string {
+	switch {
+	case errors.Is(err, hll.ErrNotHLL):
+		return errNotHLL
+	case errors.Is(err, hll.ErrNotSparse):
+		return errNotSparse
+	default:
+		return errInvalidObj
+	}
+}
+
+func logFailed(c *command.Ctx, err error) { c.R.Error("ERR " + err.Error()) }
+
+// workCopy copies a (small, sparse) value with room to grow.
+func workCopy(b []byte) []byte {
+	return append(make([]byte, 0, len(b)+len(b)/4+16), b...)
+}
+
+// PFADD key [element …]
+func (h *handlers) pfadd(c *command.Ctx) {
+	key, elems := c.Args[1], c.Args[2:]
+	maxBytes := h.s.sparseMax()
+	var (
+		status  string
+		changed bool
+	)
+	seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
+		s, st := asString(tx.Value)
+		switch st {
+		case keyWrongType:
+			status = errWrongType
+			return
+		case keyMissing:
+			out, _, _ := hll.RedisAdd(nil, elems, maxBytes) // a new HLL cannot be corrupt
+			if tx.Log(recSet, key, out) != nil {
+				return
+			}
+			tx.Set(&strval.String{B: out})
+			changed = true
+			return
+		}
+		if hll.RedisIsDense(s.B) {
+			out, ch, _ := hll.RedisAdd(s.B, elems, maxBytes) // in place; dense cannot fail
+			s.B = out
+			if ch {
+				changed = true
+				rec := make([][]byte, 0, len(c.Args))
+				rec = append(rec, recPFAdd)
+				_ = tx.Log(append(rec, c.Args[1:]...)...) // error returned by Update
+			}
+			return
+		}
+		if err := hll.RedisValidate(s.B); err != nil {
+			status = errNotHLL
+			return
+		}
+		out, ch, err := hll.RedisAdd(s.B, elems, maxBytes) // a sparse s.B is not modified
+		if ch {
+			if tx.Log(recSet, key, out) != nil {
+				return
+			}
+			s.B = out
+		}
+		if err != nil {
+			status = hllError(err)
+			return
+		}
+		changed = ch
+	})
+	c.Seq = seq
+	switch {
+	case lerr != nil:
+		logFailed(c, lerr)
+	case status != "":
+		c.R.Error(status)
+	case changed:
+		c.R.Int(1)
+	default:
+		c.R.Int(0)
+	}
+}
+
+// PFCOUNT key [key …]
+func (h *handlers) pfcount(c *command.Ctx) {
+	if len(c.Args) > 2 {
+		h.pfcountMany(c)
+		return
+	}
+	key := c.Args[1]
+	var (
+		n      uint64
+		status string
+		done   bool
+	)
+	// Fast path under the shared lock: missing key, wrong type, valid cache.
+	c.Store.View(key, func(v keyspace.Value) {
+		s, st := asString(v)
+		switch st {
+		case keyMissing:
+			done = true
+		case keyWrongType:
+			status, done = errWrongType, true
+		default:
+			if hll.RedisValidate(s.B) != nil {
+				status, done = errNotHLL, true
+			} else {
+				n, done = hll.RedisCached(s.B)
+			}
+		}
+	})
+	if !done {
+		seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
+			s, st := asString(tx.Value)
+			switch st {
+			case keyMissing:
+				n = 0
+				return
+			case keyWrongType:
+				status = errWrongType
+				return
+			}
+			var upd []byte
+			var err error
+			n, upd, err = hll.RedisCount(s.B) // writes the cache in place
+			if err != nil {
+				status = hllError(err)
+				return
+			}
+			if upd != nil {
+				s.B = upd
+				_ = tx.Log(recPFCount, key)
+			}
+		})
+		c.Seq = seq
+		if lerr != nil {
+			logFailed(c, lerr)
+			return
+		}
+	}
+	if status != "" {
+		c.R.Error(status)
+		return
+	}
+	c.R.Int(int64(n))
+}
+
+// pfcountMany is PFCOUNT with several keys: the union's estimate; missing
+// keys are skipped; keys are checked in order; no cache is touched.
+func (h *handlers) pfcountMany(c *command.Ctx) {
+	var u hll.RedisUnion
+	for _, key := range c.Args[1:] {
+		status := ""
+		c.Store.View(key, func(v keyspace.Value) {
+			switch s, st := asString(v); st {
+			case keyWrongType:
+				status = errWrongType
+			case keyString:
+				if err := u.Merge(s.B); err != nil {
+					status = hllError(err)
+				}
+			}
+		})
+		if status != "" {
+			c.R.Error(status)
+			return
+		}
+	}
+	c.R.Int(int64(u.Count()))
+}
+
+// PFMERGE destkey [sourcekey …]
+func (h *handlers) pfmerge(c *command.Ctx) {
+	dest := c.Args[1]
+	var u hll.RedisUnion
+	// Check and merge every key in order, the destination first.
+	for _, key := range c.Args[1:] {
+		status := ""
+		c.Store.View(key, func(v keyspace.Value) {
+			switch s, st := asString(v); st {
+			case keyWrongType:
+				status = errWrongType
+			case keyString:
+				if err := u.Merge(s.B); err != nil {
+					status = hllError(err)
+				}
+			}
+		})
+		if status != "" {
+			c.R.Error(status)
+			return
+		}
+	}
+	maxBytes := h.s.sparseMax()
+	status := ""
+	seq, lerr := c.Store.Update(dest, func(tx *keyspace.Txn) {
+		s, st := asString(tx.Value)
+		var cur []byte
+		switch st {
+		case keyWrongType: // changed type since it was checked
+			status = errWrongType
+			return
+		case keyString:
+			// Merge the destination again: it may have changed since.
+			if err := u.Merge(s.B); err != nil {
+				status = hllError(err)
+				return
+			}
+			cur = workCopy(s.B)
+		}
+		out, err := u.Store(cur, maxBytes)
+		if err != nil {
+			status = hllError(err)
+			return
+		}
+		if tx.Log(recSet, dest, out) != nil {
+			return
+		}
+		if s != nil {
+			s.B = out
+		} else {
+			tx.Set(&strval.String{B: out})
+		}
+	})
+	c.Seq = seq
+	switch {
+	case lerr != nil:
+		logFailed(c, lerr)
+	case status != "":
+		c.R.Error(status)
+	default:
+		c.R.OK()
+	}
+}
+
+// cstr returns a up to its first NUL byte (Redis prints the subcommand
+// with %s).
+func cstr(a []byte) []byte {
+	if i := bytes.IndexByte(a, 0); i >= 0 {
+		return a[:i]
+	}
+	return a
+}
+
+// asciiLower lowercases ASCII letters only (C's strcasecmp; Unicode
+// folding would accept e.g. the Kelvin sign for 'k').
+func asciiLower(b []byte) string {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return string(out)
+}
+
+// PFDEBUG GETREG|DECODE|ENCODING|TODENSE key
+func (h *handlers) pfdebug(c *command.Ctx) {
+	sub, key := c.Args[1], c.Args[2]
+	var (
+		status  string
+		regs    []uint8
+		text    string
+		simple  string
+		integer int64
+	)
+	kind := asciiLower(cstr(sub)) // strcasecmp on a C string
+	seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
+		s, st := asString(tx.Value)
+		switch st {
+		case keyMissing:
+			status = errNoKey
+			return
+		case keyWrongType:
+			status = errWrongType
+			return
+		}
+		if hll.RedisValidate(s.B) != nil {
+			status = errNotHLL
+			return
+		}
+		switch kind {
+		case "getreg", "todense":
+			var dense []byte
+			var err error
+			if kind == "getreg" {
+				regs, dense, err = hll.RedisGetReg(s.B)
+			} else {
+				var conv bool
+				dense, conv, err = hll.RedisToDense(s.B)
+				if !conv {
+					dense = nil
+				} else {
+					integer = 1
+				}
+			}
+			if err != nil {
+				status = hllError(err)
+				return
+			}
+			if dense != nil {
+				if tx.Log(recSet, key, dense) != nil {
+					return
+				}
+				s.B = dense
+			}
+		case "decode":
+			var err error
+			if text, err = hll.RedisDecode(s.B); err != nil {
+				status = hllError(err)
+			}
+		case "encoding":
+			simple, _ = hll.RedisEncoding(s.B)
+		default:
+			status = "ERR Unknown PFDEBUG subcommand '" + string(cstr(sub)) + "'"
+		}
+	})
+	c.Seq = seq
+	switch {
+	case lerr != nil:
+		logFailed(c, lerr)
+	case status != "":
+		c.R.Error(status)
+	case kind == "getreg":
+		c.R.Array(len(regs))
+		for _, r := range regs {
+			c.R.Int(int64(r))
+		}
+	case kind == "decode":
+		c.R.BulkString(text)
+	case kind == "encoding":
+		c.R.SimpleString(simple)
+	default: // todense
+		c.R.Int(integer)
+	}
+}
+
+// PFSELFTEST
+func (h *handlers) pfselftest(c *command.Ctx) {
+	if msg := hll.RedisSelfTest(1000, selfTestElems, h.s.nextSeed()); msg != "" {
+		c.R.Error(msg)
+		return
+	}
+	c.R.OK()
+}
