@@ -2,11 +2,16 @@ module github.com/probly/probly/bench
 
 go 1.26.0
 
-require github.com/probly/probly v0.0.0
+require (
+	github.com/bits-and-blooms/bloom/v3 v3.7.1
+	github.com/probly/probly v0.0.0
+)
 
 require (
 	github.com/bits-and-blooms/bitset v1.24.2 // indirect
-	github.com/bits-and-blooms/bloom/v3 v3.7.1 // indirect
+	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
+	github.com/zeebo/xxh3 v1.1.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 )
 
 replace github.com/probly/probly => ../
