@@ -18,35 +18,60 @@ type Reply struct {
 	// Errors counts the error replies written through Error (the server
 	// reads it to tell a command's outcome for metrics).
 	Errors uint64
+	// Writes counts every reply element written (the server checks that a
+	// handler answered at all).
+	Writes uint64
+	// BulkBytes counts the payload bytes of bulk strings written (the
+	// server flushes a long pipeline's replies early once they grow large).
+	BulkBytes uint64
 }
 
 // New returns a Reply writing to w in protocol version proto (2 or 3).
 func New(w *redcon.Writer, proto int) *Reply { return &Reply{W: w, Proto: proto} }
 
 // SimpleString writes +s.
-func (r *Reply) SimpleString(s string) { r.W.WriteString(s) }
+func (r *Reply) SimpleString(s string) {
+	r.Writes++
+	r.W.WriteString(s)
+}
 
 // OK writes +OK.
-func (r *Reply) OK() { r.W.WriteString("OK") }
+func (r *Reply) OK() {
+	r.Writes++
+	r.W.WriteString("OK")
+}
 
 // Error writes -msg verbatim. msg carries its own code, e.g. "ERR not found"
 // or "Bad capacity" (RedisBloom strings often have no ERR prefix).
 func (r *Reply) Error(msg string) {
+	r.Writes++
 	r.Errors++
 	r.W.WriteError(msg)
 }
 
 // Int writes :n.
-func (r *Reply) Int(n int64) { r.W.WriteInt64(n) }
+func (r *Reply) Int(n int64) {
+	r.Writes++
+	r.W.WriteInt64(n)
+}
 
 // Bulk writes a binary-safe bulk string.
-func (r *Reply) Bulk(b []byte) { r.W.WriteBulk(b) }
+func (r *Reply) Bulk(b []byte) {
+	r.Writes++
+	r.BulkBytes += uint64(len(b))
+	r.W.WriteBulk(b)
+}
 
 // BulkString writes a bulk string.
-func (r *Reply) BulkString(s string) { r.W.WriteBulkString(s) }
+func (r *Reply) BulkString(s string) {
+	r.Writes++
+	r.BulkBytes += uint64(len(s))
+	r.W.WriteBulkString(s)
+}
 
 // Null writes the null reply: $-1 in RESP2, _ in RESP3.
 func (r *Reply) Null() {
+	r.Writes++
 	if r.Proto >= 3 {
 		r.W.WriteRaw([]byte("_\r\n"))
 		return
@@ -56,6 +81,7 @@ func (r *Reply) Null() {
 
 // NullArray writes *-1 in RESP2 and _ in RESP3.
 func (r *Reply) NullArray() {
+	r.Writes++
 	if r.Proto >= 3 {
 		r.W.WriteRaw([]byte("_\r\n"))
 		return
@@ -65,6 +91,7 @@ func (r *Reply) NullArray() {
 
 // Bool writes #t/#f in RESP3 and :1/:0 in RESP2.
 func (r *Reply) Bool(b bool) {
+	r.Writes++
 	if r.Proto >= 3 {
 		if b {
 			r.W.WriteRaw([]byte("#t\r\n"))
@@ -81,10 +108,14 @@ func (r *Reply) Bool(b bool) {
 }
 
 // Array writes an array header of n elements.
-func (r *Reply) Array(n int) { r.W.WriteArray(n) }
+func (r *Reply) Array(n int) {
+	r.Writes++
+	r.W.WriteArray(n)
+}
 
 // Map writes a map header of n key/value pairs: %n in RESP3, *2n in RESP2.
 func (r *Reply) Map(n int) {
+	r.Writes++
 	if r.Proto >= 3 {
 		r.W.WriteRaw([]byte("%" + strconv.Itoa(n) + "\r\n"))
 		return
@@ -94,6 +125,7 @@ func (r *Reply) Map(n int) {
 
 // Set writes a set header of n elements: ~n in RESP3, *n in RESP2.
 func (r *Reply) Set(n int) {
+	r.Writes++
 	if r.Proto >= 3 {
 		r.W.WriteRaw([]byte("~" + strconv.Itoa(n) + "\r\n"))
 		return
@@ -103,10 +135,23 @@ func (r *Reply) Set(n int) {
 
 // Double writes a RESP3 double (,x) or, in RESP2, a bulk string.
 func (r *Reply) Double(f float64) {
+	r.Writes++
 	s := strconv.FormatFloat(f, 'g', 17, 64)
 	if r.Proto >= 3 {
 		r.W.WriteRaw([]byte("," + s + "\r\n"))
 		return
 	}
 	r.W.WriteBulkString(s)
+}
+
+// Verbatim writes a RESP3 verbatim string of format "txt" (=len\r\ntxt:s)
+// or, in RESP2, a bulk string, as Redis does for INFO and CLIENT INFO.
+func (r *Reply) Verbatim(s string) {
+	if r.Proto < 3 {
+		r.BulkString(s)
+		return
+	}
+	r.Writes++
+	r.BulkBytes += uint64(len(s))
+	r.W.WriteRaw([]byte("=" + strconv.Itoa(len(s)+4) + "\r\ntxt:" + s + "\r\n"))
 }

@@ -61,7 +61,33 @@ func (s *Server) Info(section string) string {
 		b.WriteString("# " + sec.title + "\r\n")
 		sec.write(s, b)
 	}
+	for _, sec := range s.extraInfo {
+		if !all && !want[sec.name] {
+			continue
+		}
+		if n > 0 {
+			b.WriteString("\r\n")
+		}
+		n++
+		b.WriteString("# " + sec.title + "\r\n")
+		sec.write(b.kv)
+	}
 	return b.String()
+}
+
+// extraInfoSection is an INFO section added by the embedding program.
+type extraInfoSection struct {
+	name, title string
+	write       func(kv func(key string, value any))
+}
+
+// AddInfoSection adds an INFO section after the built-in ones: name is
+// what INFO <section> selects (lowercase), title its heading, and write
+// emits its fields through kv (values as in the built-in sections: string,
+// integers, bool as 0/1). Like the built-in sections it is part of
+// "default" and "all". Call it before Serve.
+func (s *Server) AddInfoSection(name, title string, write func(kv func(key string, value any))) {
+	s.extraInfo = append(s.extraInfo, extraInfoSection{name: strings.ToLower(name), title: title, write: write})
 }
 
 type infoBuf struct{ strings.Builder }

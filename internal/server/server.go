@@ -172,6 +172,8 @@ type Server struct {
 	nextID    atomic.Int64
 	connected atomic.Int64
 	stats     counters
+
+	extraInfo []extraInfoSection // AddInfoSection (info.go)
 }
 
 type counters struct {
@@ -576,38 +578,61 @@ func (c *client) serve() {
 		if c.rec != nil {
 			c.clock = time.Since(c.s.start)
 		}
+		total := 0
+		flushed := c.reply.BulkBytes
 		for i := range cmds {
 			c.exec(cmds[i].Args)
 			n++
+			total++
 			maxSeq = max(maxSeq, c.ctx.Seq)
 			if c.conn.Close {
 				break // QUIT: the rest of the pipeline is discarded
 			}
+			// A pipeline of large replies (GET of big strings) is sent in
+			// parts instead of being held whole in memory.
+			if c.reply.BulkBytes-flushed > replyFlushBytes && i+1 < len(cmds) {
+				if !c.settle(n, maxSeq) {
+					return
+				}
+				n, maxSeq, flushed = 0, 0, c.reply.BulkBytes
+			}
 		}
-		c.s.stats.cmds.Add(uint64(n))
+		c.s.stats.cmds.Add(uint64(total))
 		c.s.stats.errors.Add(c.reply.Errors - errs)
 		if c.rec != nil {
 			c.rec.Flush()
 		}
-		if maxSeq > 0 && c.s.persist != nil {
-			if err := c.s.persist.Wait(maxSeq); err != nil {
-				// The batch's writes are not durable as promised (an fsync
-				// failed): no reply of this batch may claim success. Drop
-				// the buffered replies and answer every command with an
-				// error; the log refuses further writes until a restart.
-				c.s.log.Error("waiting for durability failed; failing the batch",
-					"conn_id", c.conn.ID, "seq", maxSeq, "err", err)
-				c.wr.SetBuffer(nil)
-				for range n {
-					c.wr.WriteError(durabilityErr)
-				}
-				c.s.stats.errors.Add(uint64(n))
-			}
-		}
-		if c.wr.Flush() != nil || c.conn.Close || c.s.closing.Load() {
+		if !c.settle(n, maxSeq) || c.conn.Close || c.s.closing.Load() {
 			return
 		}
 	}
+}
+
+// replyFlushBytes is how many bulk bytes of replies a pipelined batch may
+// buffer before they are sent (after the durability wait for the commands
+// answered so far).
+const replyFlushBytes = 4 << 20
+
+// settle makes the last n commands' writes durable as the appendfsync
+// policy promises (up to log sequence maxSeq) and then flushes their
+// replies. It reports false when the connection should close.
+func (c *client) settle(n int, maxSeq uint64) bool {
+	if maxSeq > 0 && c.s.persist != nil {
+		if err := c.s.persist.Wait(maxSeq); err != nil {
+			// The batch's writes are not durable as promised (an fsync
+			// failed): no reply of this batch may claim success. Drop the
+			// buffered replies and answer every command with an error; the
+			// log refuses further writes until a restart.
+			c.s.log.Error("waiting for durability failed; failing the batch",
+				"conn_id", c.conn.ID, "seq", maxSeq, "err", err)
+			c.wr.SetBuffer(nil)
+			for range n {
+				c.wr.WriteError(durabilityErr)
+			}
+			c.s.stats.errors.Add(uint64(n))
+		}
+	}
+	return c.wr.Flush() == nil
 }
 
 // durabilityErr answers every command of a pipeline whose writes could
@@ -674,7 +699,14 @@ func (c *client) dispatch(args [][]byte) string {
 		return spec.Name
 	}
 	c.ctx.Args = args
+	writes := c.reply.Writes
 	spec.Handler(&c.ctx)
+	if c.reply.Writes == writes {
+		// Every handler must answer; a silent one would leave the client
+		// waiting forever (and desynchronize a pipeline).
+		c.s.log.Error("command wrote no reply", "command", spec.Name, "conn_id", c.conn.ID)
+		c.reply.Error("ERR internal error: " + spec.Name + " produced no reply")
+	}
 	c.ctx.Args = nil
 	c.reply.Proto = c.conn.Proto
 	return spec.Name

@@ -792,3 +792,51 @@ func TestConcurrentClients(t *testing.T) {
 
 // keyspace.Value assertion for the test type.
 var _ keyspace.Value = (*testValue)(nil)
+
+// TestSilentHandlerGetsAnError: a handler that writes no reply (a bug)
+// still answers, so the client and the pipeline stay in step.
+func TestSilentHandlerGetsAnError(t *testing.T) {
+	silent := &command.Spec{Name: "silent", Arity: 1, Flags: command.FlagFast, Handler: func(*command.Ctx) {}}
+	e := start(t, nil, silent)
+	r := e.raw(t)
+	r.send(cmd("SILENT") + cmd("PING"))
+	if got := r.read(); got != "-ERR internal error: silent produced no reply\r\n" {
+		t.Fatalf("SILENT = %q", got)
+	}
+	if got := r.read(); got != "+PONG\r\n" {
+		t.Fatalf("PING after SILENT = %q", got)
+	}
+}
+
+// TestLargeRepliesFlushedInParts: a pipeline of large replies is answered
+// completely and in order although it is flushed in several parts, and the
+// durability wait happens before each part that follows a write.
+func TestLargeRepliesFlushedInParts(t *testing.T) {
+	big := strings.Repeat("x", 3<<20)
+	bigCmd := &command.Spec{Name: "big", Arity: 1, Flags: command.FlagReadonly, Handler: func(c *command.Ctx) { c.R.BulkString(big) }}
+	p := &fakePersist{}
+	e := start(t, func(o *Options) { o.Persist = p }, bigCmd)
+	e.set("a", "string")
+	r := e.raw(t)
+	var b strings.Builder
+	b.WriteString(cmd("DEL", "a"))
+	for i := 0; i < 6; i++ {
+		b.WriteString(cmd("BIG"))
+	}
+	b.WriteString(cmd("PING"))
+	r.send(b.String())
+	if got := r.read(); got != ":1\r\n" {
+		t.Fatalf("DEL = %q", got)
+	}
+	for i := 0; i < 6; i++ {
+		if got := r.read(); got != "$"+strconv.Itoa(len(big))+"\r\n"+big+"\r\n" {
+			t.Fatalf("BIG %d: %d bytes", i, len(got))
+		}
+	}
+	if got := r.read(); got != "+PONG\r\n" {
+		t.Fatalf("PING = %q", got)
+	}
+	if w := p.waitCalls(); len(w) != 1 || w[0] == 0 {
+		t.Fatalf("Wait calls = %v, want one wait for the DEL before the first flush", w)
+	}
+}

@@ -103,13 +103,7 @@ func lower(b []byte) string { return strings.ToLower(string(b)) }
 
 // verbatim writes a RESP3 verbatim string ("=", format "txt") or, in RESP2,
 // a bulk string, as Redis does for INFO and CLIENT INFO.
-func verbatim(r *resp.Reply, s string) {
-	if r.Proto < 3 {
-		r.BulkString(s)
-		return
-	}
-	r.W.WriteRaw([]byte("=" + strconv.Itoa(len(s)+4) + "\r\ntxt:" + s + "\r\n"))
-}
+func verbatim(r *resp.Reply, s string) { r.Verbatim(s) }
 
 // help returns a handler answering a container's HELP subcommand.
 func help(lines []string) func(*command.Ctx) {

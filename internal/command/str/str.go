@@ -292,7 +292,9 @@ func set(c *command.Ctx) {
 		return
 	}
 	nv := strval.New(val) // copied outside the lock
-	seq, _ := c.Store.Update(key, func(tx *keyspace.Txn) {
+	ran := false
+	seq, err := c.Store.Update(key, func(tx *keyspace.Txn) {
+		ran = true
 		old, st := asString(tx.Value)
 		if f.get && st == keyWrongType {
 			c.R.Error(errWrongType)
@@ -326,6 +328,12 @@ func set(c *command.Ctx) {
 			c.R.OK()
 		}
 	})
+	if !ran {
+		// The store refused the write before running it (the log is
+		// failed): answer with the reason instead of leaving the client
+		// waiting.
+		logFailed(c, err)
+	}
 	c.Seq = seq
 }
 
@@ -333,7 +341,9 @@ func set(c *command.Ctx) {
 func appendCmd(c *command.Ctx) {
 	key, chunk := c.Args[1], c.Args[2]
 	limit := maxLen(c)
-	seq, _ := c.Store.Update(key, func(tx *keyspace.Txn) {
+	ran := false
+	seq, err := c.Store.Update(key, func(tx *keyspace.Txn) {
+		ran = true
 		s, st := asString(tx.Value)
 		switch st {
 		case keyWrongType:
@@ -367,6 +377,12 @@ func appendCmd(c *command.Ctx) {
 		}
 		c.R.Int(int64(len(s.B)))
 	})
+	if !ran {
+		// The store refused the write before running it (the log is
+		// failed): answer with the reason instead of leaving the client
+		// waiting.
+		logFailed(c, err)
+	}
 	c.Seq = seq
 }
 
@@ -383,7 +399,9 @@ func setRange(c *command.Ctx) {
 		return
 	}
 	limit := maxLen(c)
-	seq, _ := c.Store.Update(key, func(tx *keyspace.Txn) {
+	ran := false
+	seq, err := c.Store.Update(key, func(tx *keyspace.Txn) {
+		ran = true
 		s, st := asString(tx.Value)
 		switch st {
 		case keyWrongType:
@@ -418,6 +436,12 @@ func setRange(c *command.Ctx) {
 		copy(s.B[off:], value)
 		c.R.Int(int64(len(s.B)))
 	})
+	if !ran {
+		// The store refused the write before running it (the log is
+		// failed): answer with the reason instead of leaving the client
+		// waiting.
+		logFailed(c, err)
+	}
 	c.Seq = seq
 }
 

@@ -675,3 +675,24 @@ func BenchmarkGet(b *testing.B) {
 		buf.Reset()
 	}
 }
+
+// gatedLogger refuses every write as a whole (a failed AOF).
+type gatedLogger struct{ recLogger }
+
+func (g *gatedLogger) WriteGate() error { return errors.New("persist: writes refused") }
+
+// TestRefusedWritesAnswer: when the store refuses writes before running
+// them (the log failed), every string write answers with the reason rather
+// than leaving the client waiting.
+func TestRefusedWritesAnswer(t *testing.T) {
+	e := newEnv(t)
+	e.store = keyspace.New(&gatedLogger{})
+	for _, args := range [][]string{
+		{"SET", "k", "v"},
+		{"APPEND", "k", "v"},
+		{"SETRANGE", "k", "0", "v"},
+	} {
+		e.expect(2, "-ERR persist: writes refused\r\n", args...)
+	}
+	e.expect(2, "$-1\r\n", "GET", "k")
+}
