@@ -74,6 +74,9 @@ type Options struct {
 	// Config holds start-up values of CONFIG parameters (name, value),
 	// applied in order before recovery, e.g. {"maxmemory", "2gb"}.
 	Config [][2]string
+	// Follow, if set, is the path of a --follow configuration file: BF/CF
+	// keys follow a NATS JetStream change stream (see follow.go).
+	Follow string
 	// beforeRecovery, if set, runs just before recovery starts (tests).
 	beforeRecovery func()
 }
@@ -158,6 +161,11 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	op.attachPersist(db)
+	fol, err := startFollow(ctx, o, log, table, cfg, store, db, op)
+	if err != nil {
+		return err
+	}
+	defer fol.close()
 
 	ln := o.Listener
 	if ln == nil {
@@ -187,6 +195,7 @@ func Run(ctx context.Context, o Options) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Error("shutdown", "err", err)
 	}
+	fol.close() // stops writing before the log closes
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("app: closing the log: %w", err)
 	}

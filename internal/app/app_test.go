@@ -58,7 +58,7 @@ func startChild(t *testing.T, addr, dir, fsync string) *exec.Cmd {
 	}
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // recovering ~300 MB under -race takes > 20 s
 	for time.Now().Before(deadline) {
 		if c.Ping(context.Background()).Err() == nil {
 			return cmd
@@ -277,7 +277,7 @@ func TestRestartKeepsFiltersOverDefaultBudget(t *testing.T) {
 	addr := freeAddr(t)
 	ctx := context.Background()
 	cmd := startChild(t, addr, dir, "everysec")
-	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, ReadTimeout: time.Minute, MaxRetries: -1}) // SAVE of 144 MB takes > 3 s under -race
 	must := func(args ...any) any {
 		t.Helper()
 		v, err := c.Do(ctx, args...).Result()
@@ -306,7 +306,7 @@ func TestRestartKeepsFiltersOverDefaultBudget(t *testing.T) {
 
 	cmd = startChild(t, addr, dir, "everysec")
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
-	c = redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	c = redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, ReadTimeout: time.Minute, MaxRetries: -1})
 	defer c.Close()
 	if got := fmt.Sprint(must("BF.MEXISTS", "big1", "a", "b", "c", "d")); got != "[1 1 1 1]" {
 		t.Fatalf("big1 after restart: %s", got)

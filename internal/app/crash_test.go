@@ -477,6 +477,22 @@ func TestDiskFullServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d writes acknowledged before ENOSPC: %v; then: %v", len(acked), werr, err)
+	// Every write command answers, with the refusal, and changes nothing.
+	for _, args := range [][]any{
+		{"SET", "s", "v"}, {"APPEND", "s", "v"}, {"SETRANGE", "s", "1", "v"}, {"DEL", "f"}, {"UNLINK", "f"},
+		{"BF.RESERVE", "b2", "0.01", "100"}, {"BF.ADD", "f", "new"}, {"BF.MADD", "f", "n1", "n2"},
+		{"BF.INSERT", "f", "ITEMS", "n3"}, {"CF.RESERVE", "c2", "1000"}, {"CF.ADD", "c", "x"},
+		{"CF.ADDNX", "c", "x"}, {"CF.INSERT", "c", "ITEMS", "x"}, {"PFADD", "h", "a"},
+		{"PFMERGE", "h2", "h"}, {"FLUSHALL"}, {"FLUSHDB"},
+	} {
+		err := other.Do(ctx, args...).Err()
+		if err == nil || !strings.Contains(err.Error(), "writes refused") {
+			t.Errorf("%v while writes are refused: %v", args, err)
+		}
+	}
+	if n, err := other.DBSize(ctx).Result(); err != nil || n != 1 {
+		t.Fatalf("DBSIZE after refused writes: %d %v", n, err)
+	}
 
 	// Free space: the server snapshots by itself (retried every 5 s) and
 	// writes resume.

@@ -29,8 +29,9 @@ import (
 //
 //	PROBLY_LOAD=1 go test -run TestLoad -v -timeout 30m ./internal/app/
 //
-// PROBLY_LOAD_DURATION (default 2m), PROBLY_LOAD_CLIENTS (default 200) and
-// PROBLY_LOAD_RUNS (default 2) change the shape.
+// PROBLY_LOAD_DURATION (default 2m), PROBLY_LOAD_CLIENTS (default 200),
+// PROBLY_LOAD_RUNS (default 2) and PROBLY_LOAD_BGSAVE (a BGSAVE this often,
+// default 20s, on top of the default save rules) change the shape.
 func TestLoad(t *testing.T) {
 	if os.Getenv("PROBLY_LOAD") == "" {
 		t.Skip("set PROBLY_LOAD=1 to run the 200-client load test (about 5 minutes)")
@@ -38,6 +39,7 @@ func TestLoad(t *testing.T) {
 	dur := envDuration("PROBLY_LOAD_DURATION", 2*time.Minute)
 	clients := envInt("PROBLY_LOAD_CLIENTS", 200)
 	runs := envInt("PROBLY_LOAD_RUNS", 2)
+	bgsaveEvery := envDuration("PROBLY_LOAD_BGSAVE", 20*time.Second)
 	const (
 		bfKeys, cfKeys, pfKeys = 1000, 500, 1000
 		universe               = 100 // items per key: the data converges to a fixed size
@@ -134,13 +136,23 @@ func TestLoad(t *testing.T) {
 			}()
 		}
 		var peak memSample
+		var peakAt time.Duration
+		runStart := time.Now()
 		tick := time.NewTicker(2 * time.Second)
+		save := time.NewTicker(bgsaveEvery)
 		end := time.After(dur)
 	loop:
 		for {
 			select {
+			case <-save.C: // snapshots while serving, beyond the save rules
+				if err := c.BgSave(ctx).Err(); err != nil {
+					t.Logf("BGSAVE: %v", err)
+				}
 			case <-tick.C:
 				m := sampleMemory(t, c, cmd.Process.Pid)
+				if m.rss > peak.rss {
+					peakAt = time.Since(runStart).Round(time.Second)
+				}
 				peak.used, peak.rss, peak.heap = max(peak.used, m.used), max(peak.rss, m.rss), max(peak.heap, m.heap)
 				if m.used > maxmemory {
 					t.Errorf("used_memory %d over maxmemory %d", m.used, maxmemory)
@@ -150,6 +162,7 @@ func TestLoad(t *testing.T) {
 			}
 		}
 		tick.Stop()
+		save.Stop()
 		close(stop)
 		wg.Wait()
 		time.Sleep(5 * time.Second) // let the Go runtime return idle memory
@@ -160,15 +173,20 @@ func TestLoad(t *testing.T) {
 		slices.Sort(all)
 		res := result{ops: ops.Load(), errs: errs.Load(), lat: all, peak: peak, after: sampleMemory(t, c, cmd.Process.Pid)}
 		results = append(results, res)
-		t.Logf("run %d: %d clients, %v: %d ops (%.0f ops/s), %d errors; latency p50 %v p99 %v p99.9 %v max %v; peak %s; after %s",
+		t.Logf("run %d: %d clients, %v: %d ops (%.0f ops/s), %d errors; latency p50 %v p99 %v p99.9 %v max %v; peak %s (RSS peak %v into the run); after %s",
 			run+1, clients, dur, res.ops, float64(res.ops)/dur.Seconds(), res.errs,
-			pct(all, 50), pct(all, 99), pct(all, 99.9), all[len(all)-1].Round(time.Microsecond), peak, res.after)
+			pct(all, 50), pct(all, 99), pct(all, 99.9), all[len(all)-1].Round(time.Microsecond), peak, peakAt, res.after)
 		if res.errs > 0 {
 			t.Errorf("run %d: %d commands failed", run+1, res.errs)
 		}
 	}
 	snaps, maxStall, maxDur := stall.stats()
 	t.Logf("snapshots during the runs: %d; worst cut stall %v; longest snapshot %v", snaps, maxStall, maxDur)
+	stall.mu.Lock()
+	for _, l := range stall.lines {
+		t.Log(l)
+	}
+	stall.mu.Unlock()
 	info, _ := c.Info(ctx, "persistence").Result()
 	for _, l := range strings.Split(info, "\r\n") {
 		if strings.HasPrefix(l, "aof_current_size") || strings.HasPrefix(l, "rdb_changes") {
@@ -254,9 +272,10 @@ type stallScanner struct {
 	n        int
 	maxStall time.Duration
 	maxDur   time.Duration
+	lines    []string
 }
 
-var snapLine = regexp.MustCompile(`snapshot saved .* duration=(\S+) stall=(\S+)`)
+var snapLine = regexp.MustCompile(`snapshot saved.* trigger=(\S+) .*bytes=(\d+) duration=(\S+) stall=(\S+)`)
 
 func (s *stallScanner) Write(p []byte) (int, error) {
 	s.mu.Lock()
@@ -272,9 +291,11 @@ func (s *stallScanner) Write(p []byte) (int, error) {
 		consumed += len(line) + 1
 		if m := snapLine.FindStringSubmatch(line); m != nil {
 			s.n++
-			d, _ := time.ParseDuration(m[1])
-			st, _ := time.ParseDuration(m[2])
+			d, _ := time.ParseDuration(m[3])
+			st, _ := time.ParseDuration(m[4])
 			s.maxDur, s.maxStall = max(s.maxDur, d), max(s.maxStall, st)
+			s.lines = append(s.lines, fmt.Sprintf("%s snapshot (trigger %s): %s bytes in %v, cut %v",
+				time.Now().Format("15:04:05"), m[1], m[2], d.Round(time.Millisecond), st))
 		}
 	}
 	s.buf = s.buf[consumed:]

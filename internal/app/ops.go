@@ -15,6 +15,7 @@ import (
 
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/config"
+	"github.com/probly/probly/internal/follow"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/metrics"
 	"github.com/probly/probly/internal/persist"
@@ -40,6 +41,7 @@ type ops struct {
 	tls       *tls.Config
 	http      *http.Server
 	recovered atomic.Bool
+	follow    atomic.Pointer[follow.Follower] // --follow (follow.go)
 }
 
 // newOps checks the security options, builds the server and metrics,
@@ -90,7 +92,7 @@ func newOps(o Options, log *slog.Logger, table *command.Table, cfg *config.Regis
 	}
 	if ln != nil {
 		op.http = &http.Server{
-			Handler:           op.metrics.Mux(op.ready),
+			Handler:           op.httpHandler(),
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       30 * time.Second,
 			WriteTimeout:      2 * time.Minute,
@@ -107,8 +109,11 @@ func newOps(o Options, log *slog.Logger, table *command.Table, cfg *config.Regis
 	return op, nil
 }
 
-// ready is /readyz: recovery finished and the RESP server accepts.
-func (op *ops) ready() bool { return op.recovered.Load() && op.srv.Serving() }
+// ready is /readyz: recovery finished, the RESP server accepts and, with
+// --follow, the followed keys have caught up.
+func (op *ops) ready() bool {
+	return op.recovered.Load() && op.srv.Serving() && op.followReady()
+}
 
 // attachPersist hands the persistence engine, opened by recovery, to the
 // server (SAVE, INFO) and the metrics (AOF, snapshots, fsync latency).

@@ -40,7 +40,8 @@ func newServeCmd() *cobra.Command {
 		Short: "Run the Redis-protocol server (RedisBloom-compatible BF.*)",
 		Long: `serve listens for RESP2/RESP3 clients (redis-cli, go-redis, …) and keeps its
 data in --dir: an append-only file replayed at start, plus snapshots written
-by SAVE/BGSAVE. SIGINT/SIGTERM shut down gracefully.
+by SAVE/BGSAVE and automatically (--save, --auto-aof-rewrite-*). SIGINT/SIGTERM
+shut down gracefully. probly check-aof inspects and repairs a damaged AOF.
 
 Metrics and health: an HTTP listener on --metrics-addr (loopback by default)
 serves /metrics (Prometheus), /healthz (200 while the process runs) and
@@ -95,6 +96,9 @@ INFO and CONFIG GET show them. See docs/COMMANDS.md.`,
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", app.DefaultMetricsAddr, `HTTP address of /metrics, /healthz and /readyz; "" or "off" disables it`)
 	fl.StringVar(&o.TLSCert, "tls-cert", "", "PEM certificate (chain) file; with --tls-key, clients must connect with TLS")
 	fl.StringVar(&o.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
+	fl.StringVar(&o.Follow, "follow", "", "JSON file mapping NATS JetStream subjects to BF/CF keys: the keys follow the change stream "+
+		"(embedded NATS in --dir/nats unless the file sets \"url\"); format: {\"stream\": \"USERS\", \"keys\": "+
+		"[{\"key\": \"users\", \"type\": \"bf\", \"add\": [\"users.created\"], \"delete\": [\"users.deleted\"]}]}")
 	fl.StringVar(&protected, "protected-mode", "yes", "yes: refuse a non-loopback --addr without --requirepass and a non-loopback --metrics-addr; no: allow them")
 	for _, f := range serveConfigFlags {
 		fl.String(f.name, f.def, f.usage)

@@ -238,3 +238,38 @@ func TestFsyncObserver(t *testing.T) {
 		t.Fatal("observer called after removal")
 	}
 }
+
+// TestRefusedAppendAfterCutNotCovered: an append refused while writes are
+// out of sync may also have left a change in memory only; a snapshot whose
+// cut came before it does not bring writes back, the next one does.
+func TestRefusedAppendAfterCutNotCovered(t *testing.T) {
+	db, s := openStore(t, t.TempDir(), FsyncNo)
+	defer db.Close()
+	set(t, s, "a", "1")
+	werr := errors.New("no space left on device (simulated)")
+	db.mu.Lock()
+	db.lastWriteErr.Store(&werr)
+	db.writeErrs.Add(1)
+	db.mu.Unlock()
+	testHookBeforeRename = func() error {
+		// After the cut: a writer that passed WriteGate before the failure.
+		if _, err := db.Append([][]byte{[]byte("SET"), []byte("b"), []byte("2")}); !errors.Is(err, ErrOutOfSync) {
+			t.Errorf("append while out of sync: %v", err)
+		}
+		return nil
+	}
+	err := db.Snapshot(s)
+	testHookBeforeRename = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(db.WriteGate(), ErrOutOfSync) {
+		t.Fatal("writes resumed although a refused append came after the snapshot's cut")
+	}
+	if err := db.Snapshot(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.WriteGate(); err != nil {
+		t.Fatalf("after a second snapshot: %v", err)
+	}
+}

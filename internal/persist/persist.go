@@ -260,6 +260,10 @@ func (d *DB) Append(args [][]byte) (seq uint64, err error) {
 		return 0, err
 	}
 	if err := d.outOfSync(); err != nil {
+		// The caller may have changed memory before logging (it passed
+		// WriteGate before the failure): that change is in no file either,
+		// so a snapshot whose cut came before this call does not cover it.
+		d.writeErrs.Add(1)
 		return 0, err
 	}
 	n, werr := d.f.Write(buf)

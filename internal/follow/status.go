@@ -1,0 +1,172 @@
+package follow
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/probly/probly/internal/command"
+)
+
+// CaughtUp reports whether the followed keys' negatives are trusted: the
+// follower has caught up with the stream since it started (or last replayed
+// it), is not halted, and lags by at most Config.MaxLag messages (when
+// set).
+func (f *Follower) CaughtUp() bool {
+	if !f.caughtUp.Load() || f.State() == StateHalted || f.State() == StateStopped {
+		return false
+	}
+	return f.cfg.MaxLag == 0 || f.pending.Load() <= f.cfg.MaxLag
+}
+
+// Ready is /readyz's condition: caught up.
+func (f *Follower) Ready() bool { return f.CaughtUp() }
+
+// Applied returns the stream sequence of the last applied message.
+func (f *Follower) Applied() uint64 { return f.applied.Load() }
+
+// Lag returns the messages known to wait after the applied position.
+func (f *Follower) Lag() uint64 { return f.pending.Load() }
+
+// followed reports whether key is a followed key (allocation-free).
+func (f *Follower) followed(key []byte) bool {
+	for _, ks := range f.keys {
+		if ks.name == string(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// WrapReads makes BF.EXISTS, BF.MEXISTS, CF.EXISTS and CF.MEXISTS answer 1
+// (maybe) for every item of a followed key while the follower is not
+// caught up. Call it before the server serves.
+func (f *Follower) WrapReads(t *command.Table) {
+	for _, name := range []string{"bf.exists", "bf.mexists", "cf.exists", "cf.mexists"} {
+		spec := t.Lookup([]byte(name))
+		if spec == nil || spec.Handler == nil {
+			continue
+		}
+		orig, multi := spec.Handler, strings.HasSuffix(name, "mexists")
+		spec.Handler = func(c *command.Ctx) {
+			if f.CaughtUp() || !f.followed(c.Args[1]) {
+				orig(c)
+				return
+			}
+			if !multi {
+				c.R.Bool(true)
+				return
+			}
+			c.R.Array(len(c.Args) - 2)
+			for range len(c.Args) - 2 {
+				c.R.Bool(true)
+			}
+		}
+	}
+}
+
+// Info writes INFO's Follow section through kv.
+func (f *Follower) Info(kv func(key string, value any)) {
+	kv("follow_enabled", 1)
+	src := f.cfg.URL
+	if src == "" {
+		src = "embedded"
+		if u := f.EmbeddedURL(); u != "" {
+			src += " " + u
+		}
+	}
+	kv("follow_source", src)
+	kv("follow_stream", f.cfg.Stream)
+	kv("follow_consumer", f.cfg.Consumer)
+	kv("follow_position_key", f.cfg.PositionKey)
+	kv("follow_state", f.State())
+	kv("follow_caught_up", f.CaughtUp())
+	kv("follow_applied_seq", f.applied.Load())
+	kv("follow_stream_last_seq", f.streamLast.Load())
+	kv("follow_lag", f.pending.Load())
+	kv("follow_messages_applied", f.messages.Load())
+	kv("follow_replays", f.replays.Load())
+	last := ""
+	if e := f.lastErr.Load(); e != nil {
+		last = strings.NewReplacer("\r", " ", "\n", " ").Replace(*e)
+	}
+	kv("follow_last_error", last)
+	caught := 0
+	if f.CaughtUp() {
+		caught = 1
+	}
+	for i, ks := range f.keys {
+		kv("follow_key_"+strconv.Itoa(i), fmt.Sprintf("name=%s,type=%s,caught_up=%d,adds=%d,deletes=%d,ignored_deletes=%d",
+			ks.name, ks.typ, caught, ks.adds.Load(), ks.deletes.Load(), ks.ignoredDeletes.Load()))
+	}
+}
+
+// Readyz is the /readyz text of the follower.
+func (f *Follower) Readyz() string {
+	var b strings.Builder
+	f.Info(func(k string, v any) {
+		switch k {
+		case "follow_state", "follow_caught_up", "follow_applied_seq", "follow_stream_last_seq", "follow_lag", "follow_last_error":
+			if x, ok := v.(bool); ok {
+				v = map[bool]int{false: 0, true: 1}[x]
+			}
+			fmt.Fprintf(&b, "%s: %v\n", k, v)
+		}
+	})
+	return b.String()
+}
+
+// Collector returns the follower's Prometheus metrics.
+func (f *Follower) Collector() prometheus.Collector {
+	c := &collector{f: f}
+	d := func(n, help string, vars ...string) *prometheus.Desc {
+		return prometheus.NewDesc("probly_follow_"+n, help, vars, nil)
+	}
+	c.applied = d("applied_sequence", "Stream sequence of the last applied change message.")
+	c.last = d("stream_last_sequence", "Last stream sequence the follower knows of.")
+	c.lag = d("lag_messages", "Change messages waiting after the applied position.")
+	c.caught = d("caught_up", "1 when the followed keys' negatives are trusted (caught up, not halted).")
+	c.halted = d("halted", "1 while applying is stopped by an error (retried).")
+	c.msgs = d("messages_applied_total", "Change messages applied.")
+	c.replays = d("replays_total", "Times the stream was replayed from the start after followed data was removed.")
+	c.events = d("events_total", "Changes applied per key and kind; ignored: deletes a Bloom filter cannot apply.", "key", "op")
+	return c
+}
+
+type collector struct {
+	f                                                         *Follower
+	applied, last, lag, caught, halted, msgs, replays, events *prometheus.Desc
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.applied, c.last, c.lag, c.caught, c.halted, c.msgs, c.replays, c.events} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	f := c.f
+	b := func(x bool) float64 {
+		if x {
+			return 1
+		}
+		return 0
+	}
+	g := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
+	}
+	g(c.applied, float64(f.applied.Load()))
+	g(c.last, float64(f.streamLast.Load()))
+	g(c.lag, float64(f.pending.Load()))
+	g(c.caught, b(f.CaughtUp()))
+	g(c.halted, b(f.State() == StateHalted))
+	ch <- prometheus.MustNewConstMetric(c.msgs, prometheus.CounterValue, float64(f.messages.Load()))
+	ch <- prometheus.MustNewConstMetric(c.replays, prometheus.CounterValue, float64(f.replays.Load()))
+	for _, ks := range f.keys {
+		ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(ks.adds.Load()), ks.name, "add")
+		ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(ks.deletes.Load()), ks.name, "delete")
+		ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(ks.ignoredDeletes.Load()), ks.name, "ignored_delete")
+	}
+}
