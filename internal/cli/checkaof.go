@@ -43,7 +43,9 @@ records may depend on the ones lost; a generation with a damaged header, and
 the generations after a missing one, are renamed to <name>.bak too. Nothing
 is deleted (if <name>.bak exists, <name>.bak.2, … is used). --fix refuses to
 run while a server has the directory open. A damaged dump.pdb cannot be fixed
-here: move it away to start from the AOF alone.
+here: restore it from a backup (see docs/OPERATIONS.md); the AOF generations
+after it stay in place and replay on top of it. Moving it away does not help
+once earlier AOF generations were compacted into it.
 
 Exit codes: 0 no damage that stops a start (or --fix repaired it); 2 usage
 error; 3 damage found and not fixed, damage that cannot be fixed, the

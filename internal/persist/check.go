@@ -52,7 +52,7 @@ type CheckReport struct {
 	SnapshotKeys int
 	SnapshotGen  uint64
 	// SnapshotErr is set when dump.pdb is damaged (check-aof cannot fix
-	// that: move the file away to start from the AOF alone).
+	// that: the remedy is restoring dump.pdb from a backup).
 	SnapshotErr error
 	// Files are the AOF generations recovery replays, oldest first.
 	Files []FileCheck
@@ -290,7 +290,7 @@ func Fix(dir string, decode Decoder) ([]FixAction, *CheckReport, error) {
 		return nil, nil, err
 	}
 	if r.SnapshotErr != nil {
-		return nil, r, fmt.Errorf("%w: %s is damaged (%v); move it away to start from the AOF alone", ErrUnfixable, r.Snapshot, r.SnapshotErr)
+		return nil, r, fmt.Errorf("%w: %s is damaged (%v); restore dump.pdb from a backup taken after the same or a later snapshot; the AOF generations after it are kept and replay on top of it (moving dump.pdb away does not help once earlier AOF generations were compacted)", ErrUnfixable, r.Snapshot, r.SnapshotErr)
 	}
 	cut := -1 // index in r.Files of the first damaged file
 	for i, f := range r.Files {

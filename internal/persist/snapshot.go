@@ -383,7 +383,7 @@ func readSnapshot(path string, decode Decoder) (snapHeader, []snapEntry, error) 
 	}
 	size := st.Size()
 	corrupt := func(off int64, format string, a ...any) error {
-		return fmt.Errorf("%w: %s at byte offset %d: %s (refusing to start; move the file away to start from the AOF alone, which may lose data)",
+		return fmt.Errorf("%w: %s at byte offset %d: %s (refusing to start; restore dump.pdb from a backup taken after the same or a later snapshot; the AOF generations after it are kept and replay on top of it (moving dump.pdb away does not help once earlier AOF generations were compacted))",
 			ErrCorrupt, path, off, fmt.Sprintf(format, a...))
 	}
 	if size < snapHeaderSize+snapTrailerSize {
