@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -122,6 +124,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.AppendFsync == "" {
 		o.AppendFsync = DefaultAppendFsync
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if n := GoMemoryLimit(); n > 0 && n < math.MaxInt64 {
+			debug.SetMemoryLimit(int64(n))
+		}
 	}
 	log := o.Logger
 	if log == nil {

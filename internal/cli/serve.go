@@ -15,7 +15,7 @@ import (
 // at start-up (CONFIG SET can change them later; see docs/COMMANDS.md).
 var serveConfigFlags = []struct{ name, def, usage string }{
 	{"maxmemory", "auto", "memory limit of the key space (used_memory), a memory value (2gb, 512mb, bytes); 0 = no limit; " +
-		"\"auto\" = half of the memory available (cgroup limit or RAM). Over it, write commands get " +
+		"\"auto\" = a quarter of the memory available (cgroup limit or RAM). Over it, write commands get " +
 		"\"OOM command not allowed when used memory > 'maxmemory'.\""},
 	{"maxclients", "10000", "maximum number of client connections; more get \"ERR max number of clients reached\""},
 	{"proto-max-bulk-len", "512mb", "largest bulk string in a request (≥ 1mb); larger: protocol error, connection closed"},
