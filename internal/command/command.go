@@ -95,6 +95,31 @@ type Ctx struct {
 	// Seq is the highest AOF sequence number this call wrote; the server
 	// waits for it to be durable (appendfsync always) before replying.
 	Seq uint64
+	// ReserveMem, if not nil, is the server's maxmemory admission behind
+	// Reserve. It must not block (Reserve may be called under a shard
+	// lock). The server releases what a call reserved when its handler
+	// returns. nil admits everything (no server, unit-test harnesses).
+	ReserveMem func(n uint64) bool
+}
+
+// ErrOOM is the reply to a command refused because of maxmemory (Redis's
+// text, without the leading '-').
+const ErrOOM = "OOM command not allowed when used memory > 'maxmemory'."
+
+// Reserve asks to add n bytes to the key space (Σ key length + value
+// MemoryUsage, as keyspace.Store.Used counts them) for the rest of this
+// call, and reports whether that fits maxmemory together with the memory
+// in use and every other call's reservation. A handler reserves a large
+// growth before allocating it; on false it must change nothing and answer
+// ErrOOM. The reservation ends when the handler returns (the growth is in
+// Store.Used by then). Reserve always admits n = 0, replayed records
+// (Replay: they were accepted when written) and calls without a server
+// (ReserveMem nil).
+func (c *Ctx) Reserve(n uint64) bool {
+	if n == 0 || c.Replay || c.ReserveMem == nil {
+		return true
+	}
+	return c.ReserveMem(n)
 }
 
 // Conn is per-connection state.

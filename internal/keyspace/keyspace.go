@@ -13,12 +13,23 @@
 // copying anything under the locks: until the snapshot releases it, the
 // first write to each key clones that key's value (copy-on-write), so the
 // snapshot keeps reading the values as they were at the cut.
+//
+// Memory accounting: Used is the exact live total that MemoryUsage would
+// compute by walking every key (Σ key length + value MemoryUsage over the
+// live keys), kept as one atomic counter. Update adds the difference
+// between the key's entry before and after its fn (so in-place growth,
+// creation, deletion and a copy-on-write clone are all counted); Flush and
+// FlushLog reset it. This requires that values change only inside Update
+// and that MemoryUsage is cheap: it is called twice per Update. Values
+// kept only for a FreezeCOW cut are not counted (MemoryUsage does not see
+// them either).
 package keyspace
 
 import (
 	"hash/maphash"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Value is a typed value stored under a key.
@@ -55,6 +66,12 @@ type Store struct {
 	shards [numShards]shard
 	log    Logger
 	gate   func() error // the logger's WriteGate, if it has one
+	// used is Σ len(key) + MemoryUsage over the live keys (see Used). It
+	// is written by every growing or shrinking Update, so it sits on a
+	// cache line of its own, away from the read-mostly fields above.
+	_    [64]byte
+	used atomic.Uint64
+	_    [56]byte
 }
 
 // WriteGater is implemented by a Logger that can refuse writes as a whole,
@@ -156,6 +173,10 @@ func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
 	sh := s.shardOf(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	// Account for the key's entry as fn leaves it (measured before the
+	// copy-on-write clone, which may differ in size), even if fn panics.
+	before := entryUsage(key, sh.m[string(key)])
+	defer func() { s.addUsed(before, entryUsage(key, sh.m[string(key)])) }()
 	if sh.cow != nil {
 		sh.preserve(key)
 	}
@@ -370,6 +391,7 @@ func (s *Store) Flush(fn func()) {
 	if fn != nil {
 		fn()
 	}
+	s.used.Store(0) // before the first shard is unlocked
 	for i := range s.shards {
 		if s.shards[i].cow != nil {
 			s.shards[i].preserveAll()
@@ -404,10 +426,35 @@ func (s *Store) FlushLog(args ...[]byte) (seq uint64, err error) {
 		}
 		s.shards[i].m = make(map[string]Value)
 	}
+	s.used.Store(0)
 	return seq, nil
 }
 
-// MemoryUsage sums the values' MemoryUsage and the key lengths.
+// entryUsage is what one key contributes to Used: its length plus its
+// value's MemoryUsage, 0 if v is nil.
+func entryUsage(key []byte, v Value) uint64 {
+	if v == nil {
+		return 0
+	}
+	return uint64(len(key)) + v.MemoryUsage()
+}
+
+// addUsed moves the counter from an entry's old contribution to its new
+// one (modular arithmetic: a shrink wraps to a subtraction).
+func (s *Store) addUsed(before, after uint64) {
+	if after != before {
+		s.used.Add(after - before)
+	}
+}
+
+// Used returns Σ key length + value MemoryUsage over the live keys, the
+// total MemoryUsage computes, in O(1): it is maintained by every Update,
+// Flush and FlushLog. A change is visible once its Update has returned.
+func (s *Store) Used() uint64 { return s.used.Load() }
+
+// MemoryUsage sums the values' MemoryUsage and the key lengths by walking
+// every key (each shard under its read lock): O(keys). Used returns the
+// same total in O(1); this walk is kept to verify it.
 func (s *Store) MemoryUsage() uint64 {
 	var n uint64
 	for i := range s.shards {

@@ -103,7 +103,7 @@ func scalableConfig(p Params, budget uint64) bloom.ScalableConfig {
 	cfg := bloom.ScalableConfig{
 		Capacity:   p.Capacity,
 		ErrorRate:  p.ErrorRate,
-		Tightening: 0.5,
+		Tightening: tightening,
 		Sizing:     sizing,
 		MaxBytes:   budget,
 		HashID:     bloom.HashMurmur64A,
@@ -259,9 +259,11 @@ func FormatG(x float64) string {
 func (c *Chain) TypeName() string { return TypeName }
 
 // MemoryUsage implements keyspace.Value: bit arrays plus bookkeeping.
-func (c *Chain) MemoryUsage() uint64 {
-	return c.sc.SizeBytes() + 160 + 120*uint64(c.sc.NumLinks())
-}
+func (c *Chain) MemoryUsage() uint64 { return memoryUsage(c.sc.SizeBytes(), c.sc.NumLinks()) }
+
+// memoryUsage is MemoryUsage of a chain with these bit-array bytes and
+// links.
+func memoryUsage(bytes uint64, links int) uint64 { return bytes + 160 + 120*uint64(links) }
 
 // Clone implements keyspace.Value (a deep copy).
 func (c *Chain) Clone() keyspace.Value { return c.CloneChain() }

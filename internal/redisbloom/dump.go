@@ -157,7 +157,7 @@ func (h *parsedHeader) build(budget uint64) (*Chain, error) {
 	cfg := bloom.ScalableConfig{
 		Capacity:   h.links[0].entries,
 		ErrorRate:  h.links[0].errorRate,
-		Tightening: 0.5,
+		Tightening: tightening,
 		Sizing:     sizing,
 		MaxBytes:   budget,
 		HashID:     bloom.HashMurmur64A,

@@ -36,6 +36,42 @@ func (c *Filter) Header() []byte {
 // one sub-filter, numBuckets a power of two ≤ 2^56, all tables within the
 // budget.
 func DecodeHeader(data []byte, maxFilters int, budget uint64) (*Filter, error) {
+	h, err := parseHeader(data, maxFilters, budget)
+	if err != nil {
+		return nil, err
+	}
+	f, err := cuckoo.Restore(h.cfg, h.nf, h.items, h.deletes)
+	if err != nil {
+		return nil, ErrBadHeader
+	}
+	return &Filter{f: f}, nil
+}
+
+// HeaderMemoryUsage returns the MemoryUsage of the filter DecodeHeader
+// would build from data, without allocating it, and false if DecodeHeader
+// would fail.
+func HeaderMemoryUsage(data []byte, maxFilters int, budget uint64) (uint64, bool) {
+	h, err := parseHeader(data, maxFilters, budget)
+	if err != nil {
+		return 0, false
+	}
+	tables, err := cuckoo.TableBytes(h.cfg, h.nf)
+	if err != nil {
+		return 0, false
+	}
+	return memoryUsage(tables, h.nf), true
+}
+
+// header is a CF.SCANDUMP header's content, validated by parseHeader.
+type header struct {
+	cfg            cuckoo.Config
+	nf             int
+	items, deletes uint64
+}
+
+// parseHeader validates a CF.SCANDUMP header (DecodeHeader's rules, all
+// but the size checks of cuckoo.Restore).
+func parseHeader(data []byte, maxFilters int, budget uint64) (*header, error) {
 	if len(data) != HeaderSize {
 		return nil, ErrInvalidHeader
 	}
@@ -52,19 +88,18 @@ func DecodeHeader(data []byte, maxFilters int, budget uint64) (*Filter, error) {
 		buckets == 0 || buckets&(buckets-1) != 0 || buckets > 1<<56 {
 		return nil, ErrBadHeader
 	}
-	f, err := cuckoo.Restore(cuckoo.Config{
-		Buckets:         buckets,
-		BucketSize:      int(bs),
-		FingerprintBits: 8,
-		MaxKicks:        int(iters),
-		Expansion:       uint32(exp),
-		MaxBytes:        budgetOr(budget),
-		HashID:          cuckoo.HashMurmur64A,
-	}, int(nf), items, deletes)
-	if err != nil {
-		return nil, ErrBadHeader
-	}
-	return &Filter{f: f}, nil
+	return &header{
+		cfg: cuckoo.Config{
+			Buckets:         buckets,
+			BucketSize:      int(bs),
+			FingerprintBits: 8,
+			MaxKicks:        int(iters),
+			Expansion:       uint32(exp),
+			MaxBytes:        budgetOr(budget),
+			HashID:          cuckoo.HashMurmur64A,
+		},
+		nf: int(nf), items: items, deletes: deletes,
+	}, nil
 }
 
 // DumpChunk implements CF.SCANDUMP for pos ≥ 0 on a filter with items

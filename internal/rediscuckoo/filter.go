@@ -252,7 +252,24 @@ func (c *Filter) Debug() string {
 func (c *Filter) TypeName() string { return TypeName }
 
 // MemoryUsage implements keyspace.Value: tables plus bookkeeping.
-func (c *Filter) MemoryUsage() uint64 { return c.f.SizeBytes() + 160 + 48*uint64(c.f.SubFilters()) }
+func (c *Filter) MemoryUsage() uint64 { return memoryUsage(c.f.SizeBytes(), c.f.SubFilters()) }
+
+// memoryUsage is MemoryUsage of a filter with these table bytes and
+// sub-filters.
+func memoryUsage(tables uint64, subFilters int) uint64 { return tables + 160 + 48*uint64(subFilters) }
+
+// NewMemoryUsage returns the MemoryUsage of the filter New(p, budget)
+// would create, without allocating it, and false if New would fail.
+func NewMemoryUsage(p Params, budget uint64) (uint64, bool) {
+	if p.Capacity == 0 || p.BucketSize == 0 || p.BucketSize > MaxBucketSize || p.MaxIterations == 0 || p.Expansion > MaxExpansion {
+		return 0, false
+	}
+	tables, err := cuckoo.TableBytes(p.config(budget), 1)
+	if err != nil {
+		return 0, false
+	}
+	return memoryUsage(tables, 1), true
+}
 
 // Clone implements keyspace.Value (a deep copy).
 func (c *Filter) Clone() keyspace.Value { return c.CloneFilter() }

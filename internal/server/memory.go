@@ -1,102 +1,116 @@
 package server
 
 import (
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/probly/probly/internal/keyspace"
 )
 
 // Memory accounting for maxmemory.
 //
-// keyspace.Store.MemoryUsage walks every key (under each shard's read
-// lock), which is far too slow to run before every write. Values also grow
-// in place (a Bloom chain adds a link inside BF.ADD) without the key space
-// seeing it, so exact delta accounting would need every value type's
-// cooperation. Instead a background goroutine recomputes the total every
-// memRefresh (100 ms) while a limit is set, and the OOM check compares the
-// last total with the limit: one atomic load per denyoom command.
+// keyspace.Store.Used is the exact key-space total (Σ key length + value
+// MemoryUsage), maintained by every Update in O(1), so the checks below
+// read the live figure, never a stale one. Two checks apply:
 //
-// The approximation: the total is at most one refresh interval old, so
-// writes in that window can overshoot maxmemory by what they add in it
-// (each key's growth is further bounded by its per-filter byte budget); a
-// walk that takes longer than memRefresh/10 stretches the interval to ten
-// times the walk, so the walker never uses more than about 10 % of a core.
-// INFO, /metrics and CONFIG SET maxmemory compute the exact total (and
-// store it) on the spot.
-const memRefresh = 100 * time.Millisecond
-
+//   - Admission (over): a command flagged denyoom is refused with Redis's
+//     OOM error while Used plus every outstanding reservation is above
+//     the limit, before its handler runs. This is Redis's check, and it is
+//     what bounds commands whose growth is small or only known while they
+//     run (BF.ADD adding a link, PFADD …).
+//   - Reservation (Ctx.Reserve): a handler about to add a known number of
+//     bytes (SET, APPEND, SETRANGE, filter creation, HLL promotion)
+//     reserves them first; the reservation fails unless
+//     Used + reserved + n ≤ limit. Concurrent commands therefore cannot
+//     all pass a check made before any of them allocated: the second one
+//     sees the first one's reservation. The reservation is released when
+//     the handler returns, by which time the growth is in Used (a moment
+//     of double counting, never of under-counting).
+//
+// Cost per write while a limit is set: two atomic loads for the admission
+// check and, for reserving commands, one compare-and-swap and one add on
+// the reservation counter. No lock: writes on independent keys stay
+// parallel.
 type memTracker struct {
 	store *keyspace.Store
 	limit atomic.Uint64 // bytes; 0 = no limit
-	used  atomic.Uint64 // last computed Store.MemoryUsage
-	wake  chan struct{} // a limit was set: refresh now
+	// reserved is written by every reserving command: on a cache line of
+	// its own, away from limit (read by every denyoom command).
+	_        [64]byte
+	reserved atomic.Uint64 // Σ outstanding reservations
+	_        [56]byte
 }
 
-func (m *memTracker) init(store *keyspace.Store) {
-	m.store = store
-	m.wake = make(chan struct{}, 1)
+func (m *memTracker) init(store *keyspace.Store) { m.store = store }
+
+// setLimit is the maxmemory parameter's setter. Used is always current,
+// so a lowered limit takes effect with the next command.
+func (m *memTracker) setLimit(n uint64) { m.limit.Store(n) }
+
+// over reports whether a set limit is exceeded by the memory in use plus
+// the outstanding reservations.
+func (m *memTracker) over() bool {
+	l := m.limit.Load()
+	if l == 0 {
+		return false
+	}
+	used, r := m.store.Used(), m.reserved.Load()
+	return used > l || r > l-used
 }
 
-// setLimit is the maxmemory parameter's setter. It recomputes the total
-// at once, so a lowered limit takes effect with the next command.
-func (m *memTracker) setLimit(n uint64) {
-	m.limit.Store(n)
-	if n > 0 {
-		m.refresh()
-		select {
-		case m.wake <- struct{}{}:
-		default:
+// reserve admits n more bytes if Used + reserved + n fits a set limit, and
+// records them as reserved. It reports whether it admitted them and how
+// many bytes it recorded (0 without a limit: nothing to release).
+func (m *memTracker) reserve(n uint64) (ok bool, held uint64) {
+	for {
+		l := m.limit.Load()
+		if l == 0 {
+			return true, 0
+		}
+		r := m.reserved.Load()
+		used := m.store.Used()
+		// used + r + n > l, without overflow.
+		if used > l || r > l-used || n > l-used-r {
+			return false, 0
+		}
+		if m.reserved.CompareAndSwap(r, r+n) {
+			return true, n
 		}
 	}
 }
 
-// refresh walks the key space and stores the total.
-func (m *memTracker) refresh() uint64 {
-	n := m.store.MemoryUsage()
-	m.used.Store(n)
-	return n
+// release returns n reserved bytes.
+func (m *memTracker) release(n uint64) {
+	if n != 0 {
+		m.reserved.Add(-n)
+	}
 }
 
-// over reports whether the last total exceeds a set limit.
-func (m *memTracker) over() bool {
-	l := m.limit.Load()
-	return l > 0 && m.used.Load() > l
+// reservation is one connection's share of the reserved bytes: what the
+// command it is running has reserved so far. Only that connection's
+// goroutine uses it.
+type reservation struct {
+	m    *memTracker
+	held uint64
 }
 
-// start runs the refresher until the returned function is called.
-func (m *memTracker) start() (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTimer(memRefresh)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-m.wake:
-			case <-t.C:
-			}
-			next := memRefresh
-			if m.limit.Load() > 0 {
-				begin := time.Now()
-				m.refresh()
-				next = max(memRefresh, 10*time.Since(begin))
-			}
-			t.Reset(next)
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+// reserve is the connection's command.Ctx.ReserveMem.
+func (r *reservation) reserve(n uint64) bool {
+	ok, held := r.m.reserve(n)
+	r.held += held
+	return ok
 }
 
-// UsedMemory computes the key space's memory now (Σ key lengths + value
-// MemoryUsage, as INFO's used_memory) and records it for the maxmemory
-// check.
-func (s *Server) UsedMemory() uint64 { return s.mem.refresh() }
+// releaseAll ends the running command's reservations.
+func (r *reservation) releaseAll() {
+	if r.held != 0 {
+		r.m.release(r.held)
+		r.held = 0
+	}
+}
+
+// UsedMemory returns the key space's memory (Σ key lengths + value
+// MemoryUsage, as INFO's used_memory): keyspace.Store.Used, exact and O(1).
+func (s *Server) UsedMemory() uint64 { return s.store.Used() }
 
 // MaxMemory returns the maxmemory limit in bytes (0 = none).
 func (s *Server) MaxMemory() uint64 { return s.mem.limit.Load() }

@@ -19,8 +19,11 @@
 //     changeable with CONFIG SET. A panic in a handler is recovered, logged
 //     without key or value content, and closes only that connection.
 //   - maxmemory: commands flagged denyoom are refused with Redis's OOM
-//     error while the key space's approximate memory (see memory.go) is
-//     above the limit; reads and deletes keep working.
+//     error while the key space's exact memory (keyspace.Store.Used) plus
+//     outstanding reservations is above the limit, and a command that
+//     would add a known amount (SET, SETRANGE, filter creation …) is
+//     refused unless that amount fits (Ctx.Reserve; see memory.go); reads
+//     and deletes keep working.
 //   - Nothing of a key's or a value's content reaches the log.
 //   - Dispatch follows Redis 7's order: unknown command / unknown
 //     subcommand, then arity, then NOAUTH.
@@ -90,7 +93,7 @@ const (
 	DefaultVersion        = "dev"     // probly_version when Options.Version is empty
 	maxClientsMsg         = "ERR max number of clients reached"
 	noAuthMsg             = "NOAUTH Authentication required."
-	oomMsg                = "OOM command not allowed when used memory > 'maxmemory'."
+	oomMsg                = command.ErrOOM
 	errBGSaveRunning      = "Background save already in progress"
 )
 
@@ -332,8 +335,6 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.ln = ln
 	s.mu.Unlock()
 	s.log.Info("listening", "addr", ln.Addr().String())
-	stopMem := s.mem.start()
-	defer stopMem()
 
 	var delay time.Duration
 	for {
@@ -533,6 +534,7 @@ type client struct {
 	reply resp.Reply
 	conn  command.Conn
 	ctx   command.Ctx
+	res   reservation // the running command's maxmemory reservations
 	lower []byte
 }
 
@@ -550,7 +552,9 @@ func newClient(s *Server, nc net.Conn) *client {
 	if s.obs != nil {
 		c.rec = s.obs.Recorder()
 	}
-	c.ctx = command.Ctx{R: &c.reply, Store: s.store, Config: s.cfg, Conn: &c.conn, Server: s}
+	c.res.m = &s.mem
+	c.ctx = command.Ctx{R: &c.reply, Store: s.store, Config: s.cfg, Conn: &c.conn, Server: s,
+		ReserveMem: c.res.reserve}
 	return c
 }
 
@@ -561,6 +565,7 @@ func (c *client) serve() {
 		defer c.rec.Flush()
 	}
 	defer func() {
+		c.res.releaseAll() // a handler that panicked did not release
 		if r := recover(); r != nil {
 			c.s.log.Error("panic while serving a connection; closing it",
 				"conn_id", c.conn.ID, "panic", describePanic(r), "stack", string(debug.Stack()))
@@ -701,6 +706,7 @@ func (c *client) dispatch(args [][]byte) string {
 	c.ctx.Args = args
 	writes := c.reply.Writes
 	spec.Handler(&c.ctx)
+	c.res.releaseAll() // the growth is in Store.Used now
 	if c.reply.Writes == writes {
 		// Every handler must answer; a silent one would leave the client
 		// waiting forever (and desynchronize a pipeline).

@@ -148,6 +148,19 @@ func (h *handlers) defaultParams() redisbloom.Params {
 
 // ---- creation ----
 
+// reserveNew reserves, against maxmemory, the memory of key holding the
+// chain redisbloom.New(p, budget) would create, before it is allocated.
+// On refusal it answers OOM and reports false. Parameters New rejects
+// reserve nothing: New reports its own error.
+func reserveNew(c *command.Ctx, key []byte, p redisbloom.Params, budget uint64) bool {
+	n, ok := redisbloom.NewMemoryUsage(p, budget)
+	if !ok || c.Reserve(uint64(len(key))+n) {
+		return true
+	}
+	c.R.Error(command.ErrOOM)
+	return false
+}
+
 // createKey creates key with p unless it exists (BF.RESERVE, _BF.CREATE).
 // The filter is allocated outside the shard lock.
 func (h *handlers) createKey(c *command.Ctx, key []byte, p redisbloom.Params) {
@@ -164,7 +177,11 @@ func (h *handlers) createKey(c *command.Ctx, key []byte, p redisbloom.Params) {
 		c.R.Error(status)
 		return
 	}
-	ch, err := redisbloom.New(p, h.s.budgetFor(c))
+	budget := h.s.budgetFor(c)
+	if !reserveNew(c, key, p, budget) {
+		return
+	}
+	ch, err := redisbloom.New(p, budget)
 	if err != nil {
 		c.R.Error(err.Error())
 		return
@@ -347,8 +364,12 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisb
 			}
 		})
 		if needCreate {
+			budget := h.s.budgetFor(c)
+			if !reserveNew(c, key, p, budget) {
+				return
+			}
 			var err error
-			if pre, err = redisbloom.New(p, h.s.budgetFor(c)); err != nil {
+			if pre, err = redisbloom.New(p, budget); err != nil {
 				c.R.Error(err.Error())
 				return
 			}
@@ -671,8 +692,13 @@ func (h *handlers) loadchunk(c *command.Ctx) {
 			_ = tx.Log(recLoadChunk, key, strconv.AppendInt(nil, iter, 10), data)
 		})
 		if needHeader {
+			budget := h.s.budgetFor(c)
+			if n, ok := redisbloom.HeaderMemoryUsage(data, budget); ok && !c.Reserve(uint64(len(key))+n) {
+				c.R.Error(command.ErrOOM)
+				return
+			}
 			var err error
-			if pre, err = redisbloom.DecodeHeader(data, h.s.budgetFor(c)); err != nil {
+			if pre, err = redisbloom.DecodeHeader(data, budget); err != nil {
 				c.R.Error(err.Error())
 				return
 			}

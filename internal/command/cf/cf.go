@@ -172,6 +172,19 @@ func lower(b byte) byte {
 
 // ---- creation ----
 
+// reserveNew reserves, against maxmemory, the memory of key holding the
+// filter rediscuckoo.New(p, budget) would create, before it is allocated.
+// On refusal it answers OOM and reports false. Parameters New rejects
+// reserve nothing: New reports its own error.
+func reserveNew(c *command.Ctx, key []byte, p rediscuckoo.Params, budget uint64) bool {
+	n, ok := rediscuckoo.NewMemoryUsage(p, budget)
+	if !ok || c.Reserve(uint64(len(key))+n) {
+		return true
+	}
+	c.R.Error(command.ErrOOM)
+	return false
+}
+
 // createKey creates key with p unless it exists (CF.RESERVE, _CF.CREATE).
 // The filter is allocated outside the shard lock.
 func (h *handlers) createKey(c *command.Ctx, key []byte, p rediscuckoo.Params) {
@@ -188,7 +201,11 @@ func (h *handlers) createKey(c *command.Ctx, key []byte, p rediscuckoo.Params) {
 		c.R.Error(status)
 		return
 	}
-	f, err := rediscuckoo.New(p, h.s.budgetFor(c))
+	budget := h.s.budgetFor(c)
+	if !reserveNew(c, key, p, budget) {
+		return
+	}
+	f, err := rediscuckoo.New(p, budget)
 	if err != nil {
 		c.R.Error(err.Error())
 		return
@@ -400,8 +417,12 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisc
 			}
 		})
 		if needCreate {
+			budget := h.s.budgetFor(c)
+			if !reserveNew(c, key, p, budget) {
+				return
+			}
 			var err error
-			if pre, err = rediscuckoo.New(p, h.s.budgetFor(c)); err != nil {
+			if pre, err = rediscuckoo.New(p, budget); err != nil {
 				c.R.Error(err.Error())
 				return
 			}
@@ -797,8 +818,13 @@ func (h *handlers) loadHeaderCommon(c *command.Ctx, key, data []byte, maxFilters
 			_ = tx.Log(recLoadHeader, key, data)
 		})
 		if needHeader {
+			budget := h.s.budgetFor(c)
+			if n, ok := rediscuckoo.HeaderMemoryUsage(data, maxFilters, budget); ok && !c.Reserve(uint64(len(key))+n) {
+				c.R.Error(command.ErrOOM)
+				return
+			}
 			var err error
-			if pre, err = rediscuckoo.DecodeHeader(data, maxFilters, h.s.budgetFor(c)); err != nil {
+			if pre, err = rediscuckoo.DecodeHeader(data, maxFilters, budget); err != nil {
 				c.R.Error(err.Error())
 				return
 			}

@@ -139,6 +139,19 @@ func hllError(err error) string {
 
 func logFailed(c *command.Ctx, err error) { c.R.Error("ERR " + err.Error()) }
 
+// reserveBuf reserves, against maxmemory, the growth of key's memory when
+// out replaces old's bytes (old nil: the key is created), as a sparse→dense
+// promotion does (about 12 KiB). It reports false when refused; the
+// caller then changes nothing and answers command.ErrOOM.
+func reserveBuf(c *command.Ctx, key []byte, old *strval.String, out []byte) bool {
+	after := uint64(len(key)) + (&strval.String{B: out}).MemoryUsage()
+	var before uint64
+	if old != nil {
+		before = uint64(len(key)) + old.MemoryUsage()
+	}
+	return after <= before || c.Reserve(after-before)
+}
+
 // workCopy copies a (small, sparse) value with room to grow.
 func workCopy(b []byte) []byte {
 	return append(make([]byte, 0, len(b)+len(b)/4+16), b...)
@@ -160,6 +173,10 @@ func (h *handlers) pfadd(c *command.Ctx) {
 			return
 		case keyMissing:
 			out, _, _ := hll.RedisAdd(nil, elems, maxBytes) // a new HLL cannot be corrupt
+			if !reserveBuf(c, key, nil, out) {
+				status = command.ErrOOM
+				return
+			}
 			if tx.Log(recSet, key, out) != nil {
 				return
 			}
@@ -184,6 +201,10 @@ func (h *handlers) pfadd(c *command.Ctx) {
 		}
 		out, ch, err := hll.RedisAdd(s.B, elems, maxBytes) // a sparse s.B is not modified
 		if ch {
+			if !reserveBuf(c, key, s, out) {
+				status = command.ErrOOM
+				return
+			}
 			if tx.Log(recSet, key, out) != nil {
 				return
 			}
@@ -340,6 +361,10 @@ func (h *handlers) pfmerge(c *command.Ctx) {
 			status = hllError(err)
 			return
 		}
+		if !reserveBuf(c, dest, s, out) {
+			status = command.ErrOOM
+			return
+		}
 		if tx.Log(recSet, dest, out) != nil {
 			return
 		}
@@ -427,6 +452,10 @@ func (h *handlers) pfdebug(c *command.Ctx) {
 				return
 			}
 			if dense != nil {
+				if !reserveBuf(c, key, s, dense) {
+					status = command.ErrOOM
+					return
+				}
 				if tx.Log(recSet, key, dense) != nil {
 					return
 				}

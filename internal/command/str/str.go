@@ -140,15 +140,47 @@ func grow(b []byte, n int) []byte {
 		clear(b[old:])
 		return b
 	}
+	nb := make([]byte, n, grownCap(b, n))
+	copy(nb, b)
+	return nb
+}
+
+// grownCap is cap(grow(b, n)), computed without allocating.
+func grownCap(b []byte, n int) int {
+	if n <= cap(b) {
+		return cap(b)
+	}
 	const prealloc = 1 << 20
 	c := n + prealloc
 	if n < prealloc {
 		c = 2 * n
 	}
-	c = max(min(c, strval.MaxLen), n)
-	nb := make([]byte, n, c)
-	copy(nb, b)
-	return nb
+	return max(min(c, strval.MaxLen), n)
+}
+
+// usage is what key holding a string of capacity capacity adds to the
+// key space's memory (keyspace.Store.Used).
+func usage(key []byte, capacity int) uint64 {
+	return uint64(len(key)) + (&strval.String{}).MemoryUsage() + uint64(capacity)
+}
+
+// reserve reserves the growth of key's memory from before (0 for a
+// missing key) to after, if it grows; on refusal it answers OOM and
+// reports false (the caller then changes nothing).
+func reserve(c *command.Ctx, before, after uint64) bool {
+	if after <= before || c.Reserve(after-before) {
+		return true
+	}
+	c.R.Error(command.ErrOOM)
+	return false
+}
+
+// usageOf is key's current contribution to the key space's memory.
+func usageOf(key []byte, v keyspace.Value) uint64 {
+	if v == nil {
+		return 0
+	}
+	return uint64(len(key)) + v.MemoryUsage()
 }
 
 func logFailed(c *command.Ctx, err error) { c.R.Error("ERR " + err.Error()) }
@@ -317,6 +349,9 @@ func set(c *command.Ctx) {
 			}
 			return
 		}
+		if !reserve(c, usageOf(key, tx.Value), usage(key, cap(nv.B))) {
+			return
+		}
 		if err := tx.Log(recSet, key, val); err != nil {
 			logFailed(c, err)
 			return
@@ -354,11 +389,15 @@ func appendCmd(c *command.Ctx) {
 				c.R.Error(errTooBig)
 				return
 			}
+			nv := strval.New(chunk)
+			if !reserve(c, 0, usage(key, cap(nv.B))) {
+				return
+			}
 			if err := tx.Log(recAppend, key, chunk); err != nil {
 				logFailed(c, err)
 				return
 			}
-			tx.Set(strval.New(chunk))
+			tx.Set(nv)
 			c.R.Int(int64(len(chunk)))
 			return
 		}
@@ -367,6 +406,9 @@ func appendCmd(c *command.Ctx) {
 			return
 		}
 		if len(chunk) > 0 {
+			if !reserve(c, uint64(cap(s.B)), uint64(grownCap(s.B, len(s.B)+len(chunk)))) {
+				return
+			}
 			if err := tx.Log(recAppend, key, chunk); err != nil {
 				logFailed(c, err)
 				return
@@ -422,11 +464,18 @@ func setRange(c *command.Ctx) {
 			c.R.Error(errTooBig)
 			return
 		}
+		end := int(off) + len(value)
+		if s == nil {
+			if !reserve(c, 0, usage(key, end)) {
+				return
+			}
+		} else if !reserve(c, uint64(cap(s.B)), uint64(grownCap(s.B, end))) {
+			return
+		}
 		if err := tx.Log(recSetRange, key, strconv.AppendInt(nil, off, 10), value); err != nil {
 			logFailed(c, err)
 			return
 		}
-		end := int(off) + len(value)
 		if s == nil {
 			s = &strval.String{B: make([]byte, end)}
 			tx.Set(s)
