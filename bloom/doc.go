@@ -1,12 +1,17 @@
-// Package bloom implements Bloom filters: the classic filter (Filter) and the
-// scalable chain of filters (Scalable).
+// Package bloom implements the Bloom filter family: the classic filter
+// (Filter), the scalable chain of filters (Scalable), the split-block filter
+// bit-compatible with Apache Parquet (SBBF), the counting filter with
+// deletion (Counting) and the stable filter for unbounded streams (Stable),
+// sharing one hashing, sizing, statistics (Stats) and encoding core.
 //
 // A Bloom filter is a set that answers membership queries approximately and
 // takes much less memory than the set itself (Bloom 1970). Test(x) returns
 // false only if x was never added: there are no false negatives. It returns
 // true for every key that was added, and also, with a small probability p,
-// for keys that were not (a false positive). Keys cannot be listed, counted
-// exactly or removed.
+// for keys that were not (a false positive). Keys cannot be listed or
+// counted exactly, and only a Counting filter can remove them. The Stable
+// filter is the one exception to "no false negatives": it forgets old keys
+// by design (see "Stable filters").
 //
 // # Cost
 //
@@ -74,27 +79,82 @@
 // advance. When the newest filter holds its capacity, a new one with Growth
 // times the capacity and Tightening (r) times the error rate is appended.
 // Sub-filter i has error rate p0·(1−r)·r^i, so the compound false-positive
-// rate, at most Σ p0·(1−r)·r^i, stays below p0 however many sub-filters
-// there are, provided each sub-filter meets its own rate. Tiny first
-// sub-filters do not quite: with the small-filter cost above and the noisy
-// fill of a filter of a few hundred items, a chain with capacity 100, growth
-// 2 and p0 = 1% measured about 1.14% averaged over 8 chains of 200k items,
-// and about 1.02% with capacity 1000. Start at a capacity of 1000 or more
-// when the bound matters. The add semantics are RedisBloom's, so the same
-// code serves as the server's BF.* filter with RedisBloom's sizing (which
-// shares this property).
+// rate, at most Σ p0·(1−r)·r^i (Almeida et al.'s P0/(1−r) with P0 =
+// p0·(1−r) the first sub-filter's rate), stays below p0 however many
+// sub-filters there are, provided each sub-filter meets its own rate. With
+// the classic formula tiny first sub-filters do not quite: with the
+// small-filter cost above and the noisy fill of a filter of a few hundred
+// items, a chain with capacity 100, growth 2 and p0 = 1% measures about
+// 1.1%. The default sizing of sub-filters, ChainSizing, therefore enlarges
+// small sub-filters until they meet their rates with high probability (for
+// 0.1% more memory in all): the same chain measures about 0.7% after 10M
+// items. Double hashing cannot reach rates below about 1/(m·k), so
+// sub-filters of a few items at tiny rates (growth 1, small capacity, many
+// links) still exceed theirs; see ChainSizing. A floor on the sub-filters'
+// rate (MinErrorRate) keeps them from underflowing. The add semantics are
+// RedisBloom's, so the same code serves as the server's BF.* filter with
+// RedisBloom's sizing (which has the classic formula's overshoot).
+//
+// # Split-block filters
+//
+// An SBBF is a blocked Bloom filter (Putze, Sanders & Singler 2007, "Cache-,
+// Hash- and Space-Efficient Bloom Filters") in the split-block form of the
+// Apache Parquet format (BloomFilter.md of apache/parquet-format): the 64-bit
+// XXH64 hash of a key (seed 0, as Parquet) picks one 256-bit block, and the
+// low 32 bits, multiplied by eight fixed salts, pick one bit in each of the
+// block's eight 32-bit lanes. A lookup touches one 32-byte block: one cache
+// miss, against about k for a Filter, and no division. The price is memory:
+// blocks are unevenly loaded, so at equal size the false-positive rate is
+// higher. SBBFSizing sizes by the block-aware rate (a Poisson mixture over
+// block loads, evaluated numerically): 10.5 bits per key at p = 1% against
+// 9.6 for the classic filter, 16.9 against 14.4 at 0.1%. The bitset is
+// Parquet's byte for byte (ParquetBitset, NewSBBFFromParquet, AppendParquet,
+// DecodeParquet), checked against the parquet-testing conformance file.
+// TestMany and AddMany hash a group of keys and touch all their blocks
+// before using them, so the cache misses of a group overlap; for filters
+// larger than the cache they are several times faster than a loop of Test.
+// By default the block access uses unsafe pointer arithmetic without bounds
+// checks (the block index is always in range by construction); the purego
+// build tag selects a bounds-checked twin, and the tests run under both.
+//
+// # Counting filters
+//
+// A Counting filter (Fan, Cao, Almeida & Broder 2000, "Summary Cache")
+// replaces each bit by a 4-bit counter, so items can be removed. Counters
+// saturate at 15 and then stay there: an overflow can only keep removed
+// items as false positives, never lose present ones. Remove refuses, with
+// ErrNotPresent and no change, an item one of whose counters is 0. Removing
+// an item that was never added but tests positive cannot be detected and
+// can cause false negatives later; only remove what was added. It takes 4×
+// the memory of a classic filter at the same false-positive rate.
+//
+// # Stable filters
+//
+// A Stable filter (Deng & Rafiei 2006, "Approximately detecting duplicates
+// for streaming data using stable Bloom filters") keeps a fixed-size memory
+// of the recent past of an unbounded stream: each Add decrements P cells
+// before setting the item's k cells to their maximum, so the fraction of
+// set cells, and the false-positive rate, converge to a stable point
+// (StablePointFPR) however long the stream. It is the one documented
+// exception to the package's promise: old items are forgotten, so Test can
+// return false for an item that was added (a false negative, by design).
+// Use it to detect recent duplicates, never as a set.
 //
 // # Concurrency
 //
-// A Filter is safe for concurrent Add and Test from many goroutines: bits are
-// set with atomic OR and read with atomic loads, without a lock. A Scalable
-// is not: callers serialize modifications with their own lock.
+// A Filter and an SBBF are safe for concurrent Add and Test from many
+// goroutines: bits are set with atomic OR and read with atomic loads,
+// without a lock. A Scalable, a Counting and a Stable filter are not:
+// callers serialize modifications with their own lock (concurrent reads
+// alone are safe).
 //
 // # Encoding
 //
-// Both types implement encoding.BinaryMarshaler, encoding.BinaryUnmarshaler,
-// encoding.BinaryAppender, io.WriterTo and io.ReaderFrom in a versioned,
-// self-describing, CRC-32C-checked format, specified byte by byte in
+// Every type implements encoding.BinaryMarshaler,
+// encoding.BinaryUnmarshaler, encoding.BinaryAppender, io.WriterTo and
+// io.ReaderFrom in one versioned, self-describing, CRC-32C-checked format
+// (magic "PRBL"; kinds 1 classic, 2 scalable, 3 split-block, 4 counting, 5
+// stable; PeekKind tells them apart), specified byte by byte in
 // docs/FORMATS.md of this module. Decoders validate the whole input before
 // allocating or changing anything, and never allocate more than the input
 // backs: corrupted or truncated input gives an error (ErrChecksum,

@@ -441,7 +441,7 @@ func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 // with the bytes that follow. Validation and errors are as for Decode, for
 // the header and every sub-filter; a link count that data cannot back gives
 // io.ErrUnexpectedEOF before any allocation. The result has Sizing nil
-// (ClassicSizing); call SetSizing to restore a custom one.
+// (ChainSizing); call SetSizing to restore a custom one.
 func DecodeScalable(data []byte) (s *Scalable, rest []byte, err error) {
 	cfg, count, err := parseScalableHeader(data)
 	if err != nil {
@@ -467,8 +467,8 @@ func DecodeScalable(data []byte) (s *Scalable, rest []byte, err error) {
 }
 
 // SetSizing replaces the Sizing used for future sub-filters (it is not
-// encoded, so a decoded Scalable starts with ClassicSizing); nil selects
-// ClassicSizing. Not safe for concurrent use.
+// encoded, so a decoded Scalable starts with ChainSizing); nil selects
+// ChainSizing. Not safe for concurrent use.
 func (s *Scalable) SetSizing(fn Sizing) { s.cfg.Sizing = fn }
 
 // SetMaxBytes replaces the limit on the total bitset bytes that future

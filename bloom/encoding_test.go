@@ -94,7 +94,9 @@ func vectorFilter(t *testing.T) *Filter {
 }
 
 func vectorChain(t *testing.T) *Scalable {
-	s := mustScalable(t, ScalableConfig{Capacity: 2, ErrorRate: 0.1, Growth: 2})
+	// The sizing is not encoded; the vector's links are sized by the classic
+	// formula (docs/FORMATS.md).
+	s := mustScalable(t, ScalableConfig{Capacity: 2, ErrorRate: 0.1, Growth: 2, Sizing: ClassicSizing})
 	for _, k := range vectorKeys {
 		if _, err := s.AddString(k); err != nil {
 			t.Fatal(err)

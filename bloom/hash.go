@@ -25,14 +25,16 @@ const (
 	HashMurmur64A HashID = 2
 )
 
-// String returns a short name for the hash ID ("xxh3-128", "murmur64a" or
-// "hash#N").
+// String returns a short name for the hash ID ("xxh3-128", "murmur64a",
+// "xxh64" or "hash#N").
 func (id HashID) String() string {
 	switch id {
 	case HashXXH3_128:
 		return "xxh3-128"
 	case HashMurmur64A:
 		return "murmur64a"
+	case HashXXH64:
+		return "xxh64"
 	}
 	return fmt.Sprintf("hash#%d", uint16(id))
 }

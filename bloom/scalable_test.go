@@ -41,7 +41,7 @@ func TestScalableGrowthAndTightening(t *testing.T) {
 		if l.ErrorRate != wantP {
 			t.Errorf("link %d error rate %v, want %v", i, l.ErrorRate, wantP)
 		}
-		m, k, _ := ClassicSizing(l.Capacity, l.ErrorRate)
+		m, k, _ := ChainSizing(l.Capacity, l.ErrorRate) // the default Sizing
 		if l.Filter.M() != m || l.Filter.K() != k || l.Filter.Capacity() != l.Capacity || l.Filter.TargetP() != l.ErrorRate {
 			t.Errorf("link %d: m=%d k=%d, want %d %d", i, l.Filter.M(), l.Filter.K(), m, k)
 		}
@@ -304,10 +304,13 @@ func TestScalableCloneIndependent(t *testing.T) {
 //     et al. is on the expectation.)
 //
 // Capacity 1000 rather than 100: double hashing adds a term of order 1/m to
-// every sub-filter's rate (see the package doc), about +6% at the m ≈ 1100
-// bits of a capacity-100, p = 0.005 first link, which makes such a chain
-// overshoot p0 by 5–10% in expectation (RedisBloom's default chain behaves the
-// same). TestDoubleHashingSmallM pins that effect down.
+// every sub-filter's rate (see the package doc) that the conditional rate of
+// check 2 does not include, about +6% at the m ≈ 1100 bits of a
+// capacity-100, p = 0.005 first link. With the classic sizing such a chain
+// overshoots p0 by 5–10% in expectation (RedisBloom's default chain behaves
+// the same); the default ChainSizing corrects for it, which
+// TestScalableAcceptance checks at capacity 100. TestDoubleHashingSmallM
+// pins the effect down.
 func TestScalableCompoundFPR(t *testing.T) {
 	const p0, n = 0.01, 200_000
 	chains, probes := 8, uint64(200_000)

@@ -1,0 +1,397 @@
+package bloom
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"testing"
+)
+
+func mustCounting(t testing.TB, n uint64, p float64) *Counting {
+	t.Helper()
+	c, err := NewCounting(n, p)
+	if err != nil {
+		t.Fatalf("NewCounting(%d, %v): %v", n, p, err)
+	}
+	return c
+}
+
+// TestCountingMultisetModel runs random Add/Remove sequences against a
+// multiset model: items in the model (count > 0) always test present (no
+// false negatives), Count is at least min(model count, 15), removing a
+// present item succeeds, and removing an item the model does not hold is
+// refused with ErrNotPresent and no change whenever the filter can tell
+// (some counter 0). Small filters make collisions and saturation common.
+func TestCountingMultisetModel(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		rng := splitmix64(seed)
+		m := 64 + rng.next()%2000
+		k := uint32(1 + rng.next()%8)
+		c, err := NewCountingWithMK(m, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		universe := 50 + rng.next()%300
+		model := map[uint64]int{}
+		var buf []byte
+		total := 0
+		for step := 0; step < 5000; step++ {
+			x := rng.next() % universe
+			buf = userKey(buf, x)
+			switch op := rng.next() % 10; {
+			case op < 5: // add
+				c.Add(buf)
+				model[x]++
+				total++
+			case op < 8: // remove a present item
+				if model[x] == 0 {
+					continue
+				}
+				if err := c.Remove(buf); err != nil {
+					t.Fatalf("seed %d step %d: removing present %q: %v", seed, step, buf, err)
+				}
+				model[x]--
+				total--
+			default: // remove an item the model does not hold
+				if model[x] != 0 || c.Test(buf) {
+					continue // present, or a false positive the filter cannot detect
+				}
+				before := c.Clone()
+				if err := c.Remove(buf); !errors.Is(err, ErrNotPresent) {
+					t.Fatalf("seed %d: removing absent %q: %v", seed, buf, err)
+				}
+				if !c.Equal(before) {
+					t.Fatalf("seed %d: refused Remove changed the filter", seed)
+				}
+			}
+			if step%97 == 0 {
+				for y, cnt := range model {
+					if cnt == 0 {
+						continue
+					}
+					buf = userKey(buf, y)
+					if !c.Test(buf) {
+						t.Fatalf("seed %d step %d: false negative for %q (count %d)", seed, step, buf, cnt)
+					}
+					if got := int(c.Count(buf)); got < min(cnt, CounterMax) {
+						t.Fatalf("seed %d: Count(%q) = %d < model %d", seed, buf, got, cnt)
+					}
+				}
+			}
+		}
+		if c.N() != uint64(total) {
+			t.Fatalf("seed %d: N = %d, model holds %d", seed, c.N(), total)
+		}
+	}
+}
+
+func TestCountingSaturation(t *testing.T) {
+	c := mustCounting(t, 1000, 0.01)
+	key := []byte("hot")
+	for i := 0; i < 20; i++ {
+		c.Add(key)
+		if want := uint8(min(i+1, 15)); c.Count(key) != want {
+			t.Fatalf("after %d adds Count = %d, want %d", i+1, c.Count(key), want)
+		}
+	}
+	if s := c.Saturated(); s != uint64(c.K()) {
+		t.Fatalf("%d saturated counters, want k = %d", s, c.K())
+	}
+	// Saturated counters stick: any number of removes keeps the key.
+	for i := 0; i < 40; i++ {
+		if err := c.Remove(key); err != nil {
+			t.Fatalf("remove %d: %v", i, err)
+		}
+		if !c.Test(key) || c.Count(key) != 15 {
+			t.Fatalf("saturated key lost after %d removes", i+1)
+		}
+	}
+	if c.N() != 0 {
+		t.Errorf("N = %d after more removes than adds, want 0 (floor)", c.N())
+	}
+	// Another key sharing a saturated counter keeps it saturated.
+	h1, _ := Hash(key)
+	x := h1 % c.M()
+	other, err := NewCountingWithMK(c.M(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 16; i++ {
+		other.AddHash(x, 0)
+	}
+	if other.counter(x) != 15 || other.RemoveHash(x, 0) != nil || other.counter(x) != 15 {
+		t.Fatal("saturated counter decremented")
+	}
+}
+
+func TestCountingRemoveAbsent(t *testing.T) {
+	c := mustCounting(t, 100, 0.01)
+	before := c.Clone()
+	for _, k := range []string{"a", "b", ""} {
+		if err := c.RemoveString(k); !errors.Is(err, ErrNotPresent) {
+			t.Fatalf("Remove(%q) on empty filter: %v", k, err)
+		}
+	}
+	if !c.Equal(before) || c.N() != 0 {
+		t.Fatal("refused removes changed the filter")
+	}
+	c.AddString("a")
+	c.AddString("a")
+	if c.CountHash(Hash([]byte("a"))) != 2 {
+		t.Fatalf("Count %d", c.Count([]byte("a")))
+	}
+	if c.RemoveString("a") != nil || c.RemoveString("a") != nil {
+		t.Fatal("removing an added key failed")
+	}
+	if c.TestString("a") || !errors.Is(c.RemoveString("a"), ErrNotPresent) {
+		t.Fatal("key still present after removing both adds")
+	}
+	if !c.Equal(before) {
+		t.Fatal("add+remove did not restore the empty filter")
+	}
+}
+
+// TestCountingRepeatedProbes covers items whose probes repeat a counter
+// (h2 ≡ 0 mod m): Add counts it k times, and a Remove that finds it too low
+// for all k decrements is refused and rolled back.
+func TestCountingRepeatedProbes(t *testing.T) {
+	c, err := NewCountingWithMK(100, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.AddHash(7, 100) // probes 7, 7, 7
+	if c.counter(7) != 3 || c.CountHash(7, 100) != 3 {
+		t.Fatalf("counter %d", c.counter(7))
+	}
+	if c.RemoveHash(7, 100) != nil || c.counter(7) != 0 {
+		t.Fatal("remove")
+	}
+	c.AddHash(7, 1) // probes 7, 8, 9
+	before := c.Clone()
+	if err := c.RemoveHash(7, 0); !errors.Is(err, ErrNotPresent) {
+		t.Fatalf("remove with counter 1 < 3 probes: %v", err)
+	}
+	if !c.Equal(before) {
+		t.Fatal("refused remove was not rolled back")
+	}
+	// Rollback also restores partially decremented distinct counters.
+	c.AddHash(50, 1) // 50, 51, 52
+	before = c.Clone()
+	if err := c.RemoveHash(50, 25); !errors.Is(err, ErrNotPresent) { // 50, 75: 75 is 0
+		t.Fatalf("remove: %v", err)
+	}
+	if !c.Equal(before) {
+		t.Fatal("partial remove not rolled back")
+	}
+}
+
+// TestCountingOver2To32Counters checks a filter of 2^32 + 64 counters
+// (2 GiB of nibbles, nearly all untouched so not resident): counters past
+// index 2^32 are counted, read and removed at the right place, with no
+// 32-bit truncation. It allocates 2 GiB of address space, so it is skipped
+// in -short mode.
+func TestCountingOver2To32Counters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 2 GiB")
+	}
+	const m = 1<<32 + 64
+	c, err := NewCountingWithMK(m, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GC()
+	pairs := [][2]uint64{
+		{1<<32 + 5, 7},                  // 2^32+5, +12, +19
+		{m - 1, math.MaxUint64},         // walks down from the last counter
+		{m + 1<<32 + 17, 1},             // h1 ≥ m reduces to 2^32+17
+		{1<<32 + 40, m},                 // h2 ≡ 0: one counter, three times
+		{(1 << 32) + 63, (1 << 33) + 1}, // large stride, wraps mod m
+	}
+	for _, p := range pairs {
+		if c.TestHash(p[0], p[1]) {
+			t.Fatalf("%v present in an empty region", p)
+		}
+		c.AddHash(p[0], p[1])
+		c.AddHash(p[0], p[1])
+		if !c.TestHash(p[0], p[1]) || c.CountHash(p[0], p[1]) < 2 {
+			t.Fatalf("%v: count %d after two adds", p, c.CountHash(p[0], p[1]))
+		}
+		for i := uint64(0); i < 3; i++ {
+			x := (p[0] + i*p[1]) % m
+			if x <= 1<<32 && p != pairs[4] {
+				t.Fatalf("test setup: position %d not beyond 2^32", x)
+			}
+			if c.counter(x) == 0 {
+				t.Fatalf("%v: counter %d is 0", p, x)
+			}
+			// Not truncated: the counter at x mod 2^32 is untouched.
+			if y := x & (1<<32 - 1); y < 1<<31 && c.counter(y) != 0 {
+				t.Fatalf("counter %d (= %d mod 2^32) set: truncated index", y, x)
+			}
+		}
+	}
+	for _, p := range pairs {
+		for r := 0; r < 2; r++ {
+			if err := c.RemoveHash(p[0], p[1]); err != nil {
+				t.Fatalf("%v: remove %d: %v", p, r, err)
+			}
+		}
+		if c.TestHash(p[0], p[1]) {
+			t.Fatalf("%v still present after removing both adds", p)
+		}
+		if err := c.RemoveHash(p[0], p[1]); !errors.Is(err, ErrNotPresent) {
+			t.Fatalf("%v: third remove %v", p, err)
+		}
+	}
+	if c.counter(1<<32+5) != 0 || c.counter(m-1) != 0 {
+		t.Fatal("counters not back to 0")
+	}
+}
+
+func TestCountingStatsUnionIntersect(t *testing.T) {
+	a, b := mustCounting(t, 2000, 0.01), mustCounting(t, 2000, 0.01)
+	var buf []byte
+	for i := uint64(0); i < 1500; i++ {
+		if i < 1000 {
+			a.Add(userKey(buf, i))
+		}
+		if i >= 500 {
+			b.Add(userKey(buf, i))
+		}
+	}
+	st := a.Stats()
+	var nonzero uint64
+	for x := uint64(0); x < a.M(); x++ {
+		if a.counter(x) != 0 {
+			nonzero++
+		}
+	}
+	if st.SetBits != nonzero || st.M != a.M() || st.K != a.K() || st.N != 1000 || st.Bytes != 8*((a.M()+15)/16) ||
+		st.Capacity != 2000 || st.TargetP != 0.01 || math.Abs(st.EstimatedFPR-math.Pow(st.FillRatio, float64(st.K))) > 1e-15 {
+		t.Fatalf("stats %+v, nonzero %d", st, nonzero)
+	}
+	if math.Abs(st.EstimatedCardinality-1000)/1000 > 0.05 {
+		t.Errorf("estimated cardinality %.0f for 1000 keys", st.EstimatedCardinality)
+	}
+	u, x := a.Clone(), a.Clone()
+	if err := u.Union(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Intersect(b); err != nil {
+		t.Fatal(err)
+	}
+	for i := uint64(0); i < 1500; i++ {
+		buf = userKey(buf, i)
+		want := uint8(1)
+		if i >= 500 && i < 1000 {
+			want = 2
+			if !x.Test(buf) {
+				t.Fatalf("intersection lost %q", buf)
+			}
+		}
+		if u.Count(buf) < want {
+			t.Fatalf("union count of %q = %d, want ≥ %d", buf, u.Count(buf), want)
+		}
+	}
+	// The union is the multiset sum: removing a's items leaves b's.
+	for i := uint64(0); i < 1000; i++ {
+		if err := u.Remove(userKey(buf, i)); err != nil {
+			t.Fatalf("remove from union: %v", err)
+		}
+	}
+	for i := uint64(500); i < 1500; i++ {
+		if !u.Test(userKey(buf, i)) {
+			t.Fatalf("union minus a lost b's %q", buf)
+		}
+	}
+	if u.N() != 1000 || x.N() != 1000 {
+		t.Errorf("N: %d %d", u.N(), x.N())
+	}
+	// Union saturates.
+	s := mustCounting(t, 10, 0.1)
+	for i := 0; i < 10; i++ {
+		s.AddString("z")
+	}
+	s2 := s.Clone()
+	if err := s.Union(s2); err != nil || s.CountHash(Hash([]byte("z"))) != 15 {
+		t.Fatalf("saturating union: %v %d", err, s.Count([]byte("z")))
+	}
+	c := mustCounting(t, 5000, 0.01)
+	if err := a.Union(c); !errors.Is(err, ErrIncompatible) || !containsAll(err.Error(), fmt.Sprint(a.M()), fmt.Sprint(c.M())) {
+		t.Errorf("m mismatch: %v", err)
+	}
+	d, _ := NewCountingWithMK(a.M(), a.K()+1)
+	if err := a.Intersect(d); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("k mismatch: %v", err)
+	}
+}
+
+func TestCountingBatchEqualsSingle(t *testing.T) {
+	for _, n := range []int{0, 1, 36, 37, 1000} {
+		a, b := mustCounting(t, 500, 0.01), mustCounting(t, 500, 0.01)
+		keys := make([][]byte, n)
+		for i := range keys {
+			keys[i] = prefixKey(nil, uint64(i%300))
+		}
+		for _, k := range keys {
+			a.Add(k)
+		}
+		b.AddMany(keys)
+		if !a.Equal(b) {
+			t.Fatalf("n=%d: AddMany differs from Add", n)
+		}
+		probes := make([][]byte, 700)
+		for i := range probes {
+			probes[i] = prefixKey(nil, uint64(i))
+		}
+		out := b.TestMany(probes, nil)
+		for i, k := range probes {
+			if out[i] != a.Test(k) {
+				t.Fatalf("TestMany[%d]", i)
+			}
+		}
+	}
+	// k larger than the batch falls back to one key at a time.
+	a, _ := NewCountingWithMK(100000, 300)
+	b, _ := NewCountingWithMK(100000, 300)
+	keys := [][]byte{[]byte("x"), []byte("y")}
+	a.Add(keys[0])
+	a.Add(keys[1])
+	b.AddMany(keys)
+	if !a.Equal(b) || fmt.Sprint(b.TestMany(keys, nil)) != "[true true]" {
+		t.Fatal("k > batch")
+	}
+}
+
+func TestCountingParameters(t *testing.T) {
+	for _, c := range []struct {
+		m    uint64
+		k    uint32
+		want error
+	}{{0, 1, ErrInvalidParameter}, {10, 0, ErrInvalidParameter}, {10, MaxK + 1, ErrInvalidParameter}, {MaxCounters + 1, 1, ErrTooLarge}} {
+		if _, err := NewCountingWithMK(c.m, c.k); !errors.Is(err, c.want) {
+			t.Errorf("m=%d k=%d: %v", c.m, c.k, err)
+		}
+	}
+	for _, p := range []float64{0, 1, math.NaN()} {
+		if _, err := NewCounting(10, p); !errors.Is(err, ErrInvalidParameter) {
+			t.Errorf("p=%v: %v", p, err)
+		}
+	}
+	c := mustCounting(t, 10, 0.1)
+	if err := c.SetHash(0, 1); !errors.Is(err, ErrInvalidParameter) {
+		t.Error("SetHash(0)")
+	}
+	if err := c.SetHash(HashXXH3_128, 9); err != nil || c.HashSeed() != 9 || c.HashID() != HashXXH3_128 {
+		t.Error("SetHash")
+	}
+	c.AddString("a")
+	if !c.Test([]byte("a")) || c.Capacity() != 10 || c.TargetP() != 0.1 {
+		t.Error("seeded add")
+	}
+	c.SetN(42)
+	if c.N() != 42 {
+		t.Error("SetN")
+	}
+}

@@ -1,0 +1,363 @@
+package bloom
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+)
+
+// MaxStableCellBits is the largest cell width d of a Stable filter.
+const MaxStableCellBits = 8
+
+// Stable is a stable Bloom filter (Deng & Rafiei 2006, "Approximately
+// detecting duplicates for streaming data using stable Bloom filters"): a
+// fixed-size memory of the recent past of an unbounded stream.
+//
+// FALSE NEGATIVES ARE POSSIBLE, BY DESIGN. Stable is the one structure of
+// this package (and the one documented exception to probly's
+// no-false-negatives invariant) whose Test may answer false for an item
+// that was added: it forgets old items to make room for new ones. Use it to
+// detect recent duplicates in a stream, never as a set.
+//
+// It has m cells of d bits (values 0 … Max = 2^d − 1). Add first
+// decrements P cells (those at a random position and the P − 1 after it,
+// wrapping, as Deng & Rafiei suggest; cells at 0 stay 0), then sets the
+// item's k cells, chosen by double hashing as in Filter
+// (x_i = (h1 + i·h2) mod m), to Max. Test reports whether all k cells are
+// nonzero. After enough adds the fraction of zero cells converges to a
+// stable point, whatever the length of the stream, and so does the
+// false-positive rate (StablePointFPR):
+//
+//	FPS = (1 − (1 / (1 + 1/(P·(1/k − 1/m))))^Max)^k.
+//
+// An item stays present while each of its cells survives: a cell set to
+// Max is decremented with probability P/m per later add, so it reaches 0
+// after about Max·m/P adds on average unless another item sets it again.
+// Larger cells (d) and fewer decrements (P) remember longer at the price of
+// a higher stable false-positive rate.
+//
+// Memory: ⌈m/⌊64/d⌋⌉ 64-bit words plus a fixed header. Add costs one hash,
+// P sequential cell decrements and k random cell writes; Test one hash and
+// up to k random reads. Neither allocates.
+//
+// Concurrency: Test, TestHash, N, Stats and the encoders may run
+// concurrently with each other; Add, TestAndAdd and the setters change the
+// cells and the random state and must not run concurrently with any other
+// use (the caller locks).
+//
+// The zero Stable is not usable; create one with NewStable or
+// NewStableWithParams.
+type Stable struct {
+	words   []uint64
+	m       uint64 // cells
+	d       uint32 // bits per cell
+	perWord uint64 // ⌊64/d⌋ cells per word
+	max     uint64 // 2^d − 1
+	k       uint32
+	p       uint64 // cells decremented per add
+	hashID  HashID
+	seed    uint64
+	rng     uint64 // splitmix64 state
+	n       uint64 // adds
+	targetP float64
+}
+
+// StableSizing returns the number of probes k and of decrements P per add
+// that give a stable filter of m cells of d bits a stable-point
+// false-positive rate of about p (Deng & Rafiei 2006): k = round(log2(1/p))
+// (at least 1, at most m−1) and P, solved from the FPS formula (see
+// Stable), rounded to the nearest integer ≥ 1. Rounding P moves the stable
+// rate away from p: StablePointFPR reports the exact one. Errors wrap
+// ErrInvalidParameter: m < 2, d ∉ [1, 8], p ∉ (0, 1); and ErrTooLarge if
+// m·d exceeds MaxBits.
+func StableSizing(m uint64, d uint8, p float64) (k uint32, decrements uint64, err error) {
+	if err := checkStableMD(m, d); err != nil {
+		return 0, 0, err
+	}
+	if !(p > 0 && p < 1) {
+		return 0, 0, fmt.Errorf("%w: false-positive rate p must be in (0, 1), got %v", ErrInvalidParameter, p)
+	}
+	kf := math.Max(1, math.Round(-math.Log2(p)))
+	kf = math.Min(kf, math.Min(float64(MaxK), float64(m-1)))
+	k = uint32(kf)
+	maxV := float64(uint64(1)<<d - 1)
+	// (1 − p^(1/k))^(−1/Max) − 1, computed without cancellation.
+	z := math.Pow(p, 1/kf)
+	q := math.Expm1(-math.Log1p(-z) / maxV)
+	pf := 1 / ((1/kf - 1/float64(m)) * q)
+	switch {
+	case !(pf < float64(m)):
+		decrements = m
+	case pf < 1:
+		decrements = 1
+	default:
+		decrements = uint64(math.Round(pf))
+	}
+	return k, decrements, nil
+}
+
+func checkStableMD(m uint64, d uint8) error {
+	switch {
+	case d == 0 || d > MaxStableCellBits:
+		return fmt.Errorf("%w: cell width d must be in [1, %d] bits, got %d", ErrInvalidParameter, MaxStableCellBits, d)
+	case m < 2:
+		return fmt.Errorf("%w: a stable filter needs at least 2 cells, got %d", ErrInvalidParameter, m)
+	case m > MaxBits/uint64(d):
+		return fmt.Errorf("%w: %d cells of %d bits, more than MaxBits (%d)", ErrTooLarge, m, d, MaxBits)
+	}
+	return nil
+}
+
+// NewStable returns an empty stable filter of m cells of d bits whose
+// stable-point false-positive rate is about p, with k and P from
+// StableSizing, hash HashXXH3_128 seed 0 and a random decrement sequence
+// (SetRandSeed makes it reproducible). It records p as its target p.
+// Errors are StableSizing's.
+func NewStable(m uint64, d uint8, p float64) (*Stable, error) {
+	k, dec, err := StableSizing(m, d, p)
+	if err != nil {
+		return nil, err
+	}
+	s, err := NewStableWithParams(m, d, k, dec)
+	if err != nil {
+		return nil, err
+	}
+	s.targetP = p
+	return s, nil
+}
+
+// NewStableWithParams returns an empty stable filter of m ≥ 2 cells of
+// d ∈ [1, 8] bits, k ∈ [1, min(MaxK, m−1)] probes and decrements ∈ [1, m]
+// cells decremented per add. Errors wrap ErrInvalidParameter (or
+// ErrTooLarge for m·d > MaxBits).
+func NewStableWithParams(m uint64, d uint8, k uint32, decrements uint64) (*Stable, error) {
+	if err := checkStableParams(m, d, k, decrements); err != nil {
+		return nil, err
+	}
+	per := uint64(64 / d)
+	return &Stable{
+		words:   make([]uint64, (m+per-1)/per),
+		m:       m,
+		d:       uint32(d),
+		perWord: per,
+		max:     uint64(1)<<d - 1,
+		k:       k,
+		p:       decrements,
+		hashID:  HashXXH3_128,
+		rng:     rand.Uint64(),
+	}, nil
+}
+
+func checkStableParams(m uint64, d uint8, k uint32, decrements uint64) error {
+	if err := checkStableMD(m, d); err != nil {
+		return err
+	}
+	if k == 0 || k > MaxK || uint64(k) >= m {
+		return fmt.Errorf("%w: number of probes k must be in [1, min(%d, m−1)], got %d", ErrInvalidParameter, MaxK, k)
+	}
+	if decrements == 0 || decrements > m {
+		return fmt.Errorf("%w: decrements per add must be in [1, m=%d], got %d", ErrInvalidParameter, m, decrements)
+	}
+	return nil
+}
+
+// M returns the number of cells.
+func (s *Stable) M() uint64 { return s.m }
+
+// K returns the number of probes per item.
+func (s *Stable) K() uint32 { return s.k }
+
+// CellBits returns the cell width d; cells hold 0 … 2^d − 1.
+func (s *Stable) CellBits() uint8 { return uint8(s.d) }
+
+// Decrements returns P, the number of cells each Add decrements.
+func (s *Stable) Decrements() uint64 { return s.p }
+
+// N returns the number of Adds so far (the stream length).
+func (s *Stable) N() uint64 { return s.n }
+
+// TargetP returns the stable-point rate the filter was configured for
+// (NewStable's p; 0 for NewStableWithParams).
+func (s *Stable) TargetP() float64 { return s.targetP }
+
+// SizeBytes returns the memory of the cells in bytes.
+func (s *Stable) SizeBytes() uint64 { return uint64(len(s.words)) * 8 }
+
+// HashID returns the ID of the hash the filter's pairs come from.
+func (s *Stable) HashID() HashID { return s.hashID }
+
+// HashSeed returns the seed of the filter's hash.
+func (s *Stable) HashSeed() uint64 { return s.seed }
+
+// SetHash sets the hash the key methods use, as Filter.SetHash does.
+func (s *Stable) SetHash(id HashID, seed uint64) error {
+	if id == 0 {
+		return fmt.Errorf("%w: hash ID 0 is reserved", ErrInvalidParameter)
+	}
+	s.hashID, s.seed = id, seed
+	return nil
+}
+
+// SetRandSeed sets the state of the generator that picks the cells to
+// decrement, making the filter's evolution reproducible. The state is part
+// of the encoding.
+func (s *Stable) SetRandSeed(seed uint64) { s.rng = seed }
+
+// StablePointFPR returns the false-positive rate the filter converges to
+// on a stream of distinct items, whatever its length (Deng & Rafiei 2006,
+// Theorem 2 and eq. 4):
+//
+//	FPS = (1 − (1 / (1 + 1/(P·(1/k − 1/m))))^Max)^k,
+//
+// where (1/(1 + 1/(P·(1/k − 1/m))))^Max is the limit of the probability
+// that a cell is 0. The distance to it shrinks by a factor of about
+// e^(−(P+k)/m) per add, so the rate is within 1% of FPS after roughly
+// 5·Max·m/(P+k) adds.
+func (s *Stable) StablePointFPR() float64 {
+	k, m, p := float64(s.k), float64(s.m), float64(s.p)
+	zero := math.Pow(1/(1+1/(p*(1/k-1/m))), float64(s.max))
+	return math.Pow(1-zero, k)
+}
+
+func (s *Stable) cell(x uint64) uint64 {
+	return s.words[x/s.perWord] >> (x % s.perWord * uint64(s.d)) & s.max
+}
+
+// Add records key as the newest item of the stream: it decrements P cells
+// at a random position and sets key's k cells to Max. Cost: one hash, P
+// sequential and k random cell writes; no allocation. Not safe for
+// concurrent use.
+func (s *Stable) Add(key []byte) {
+	h1, h2 := keyHash(s.hashID, s.seed, key)
+	s.AddHash(h1, h2)
+}
+
+// AddString is Add for a string key.
+func (s *Stable) AddString(key string) {
+	h1, h2 := keyHashString(s.hashID, s.seed, key)
+	s.AddHash(h1, h2)
+}
+
+// AddHash is Add for a hash pair.
+func (s *Stable) AddHash(h1, h2 uint64) {
+	s.decrement()
+	w, m, per, d, mx := s.words, s.m, s.perWord, s.d, s.max
+	for i := s.k; i > 0; i-- {
+		x := h1 % m
+		w[x/per] |= mx << (x % per * uint64(d))
+		h1 += h2
+	}
+	s.n++
+}
+
+// decrement lowers P consecutive cells (wrapping) from a random start.
+func (s *Stable) decrement() {
+	s.rng += 0x9e3779b97f4a7c15 // splitmix64
+	z := s.rng
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	x, _ := bits.Mul64(z^z>>31, s.m) // uniform start in [0, m)
+	w, per, d, mx := s.words, s.perWord, uint64(s.d), s.max
+	wi, sh := x/per, x%per*d
+	for left := s.p; left > 0; left-- {
+		if w[wi]>>sh&mx != 0 {
+			w[wi] -= 1 << sh
+		}
+		x++
+		sh += d
+		if sh >= per*d {
+			wi, sh = wi+1, 0
+		}
+		if x == s.m {
+			x, wi, sh = 0, 0, 0
+		}
+	}
+}
+
+// Test reports whether key was seen recently: false means it was never
+// added OR it was added long enough ago to be forgotten (a false negative,
+// by design; see Stable); true means it was added recently or is a false
+// positive, with probability about StablePointFPR for an item never seen.
+// No allocation; safe concurrently with other Tests.
+func (s *Stable) Test(key []byte) bool {
+	h1, h2 := keyHash(s.hashID, s.seed, key)
+	return s.TestHash(h1, h2)
+}
+
+// TestString is Test for a string key.
+func (s *Stable) TestString(key string) bool {
+	h1, h2 := keyHashString(s.hashID, s.seed, key)
+	return s.TestHash(h1, h2)
+}
+
+// TestHash is Test for a hash pair (same caveat: false negatives are
+// possible for old items).
+func (s *Stable) TestHash(h1, h2 uint64) bool {
+	w, m, per, d, mx := s.words, s.m, s.perWord, uint64(s.d), s.max
+	for i := s.k; i > 0; i-- {
+		x := h1 % m
+		if w[x/per]>>(x%per*d)&mx == 0 {
+			return false
+		}
+		h1 += h2
+	}
+	return true
+}
+
+// TestAndAdd reports whether key was seen recently (Test, with its false
+// negatives for old items) and then adds it: the duplicate-detection step
+// of Deng & Rafiei. Not safe for concurrent use.
+func (s *Stable) TestAndAdd(key []byte) (seenRecently bool) {
+	h1, h2 := keyHash(s.hashID, s.seed, key)
+	seenRecently = s.TestHash(h1, h2)
+	s.AddHash(h1, h2)
+	return seenRecently
+}
+
+// Stats returns the filter's statistics, counting a nonzero cell as a set
+// bit: M cells, K, Bytes, N adds, SetBits = nonzero cells, FillRatio =
+// SetBits/M, EstimatedFPR = fill^K (the current false-positive rate given
+// the cells; it approaches StablePointFPR), EstimatedCardinality =
+// −(M/K)·ln(1 − fill) (the number of recent distinct items a classic filter
+// of this fill would hold; +Inf when no cell is 0), Capacity 0 (unbounded)
+// and TargetP. Cost: one pass over the cells.
+func (s *Stable) Stats() Stats {
+	var set uint64
+	for x := uint64(0); x < s.m; {
+		w := s.words[x/s.perWord]
+		for j := uint64(0); j < s.perWord && x < s.m; j, x = j+1, x+1 {
+			if w>>(j*uint64(s.d))&s.max != 0 {
+				set++
+			}
+		}
+	}
+	m, k := float64(s.m), float64(s.k)
+	fill := float64(set) / m
+	return Stats{
+		M:                    s.m,
+		K:                    s.k,
+		Bytes:                s.SizeBytes(),
+		N:                    s.n,
+		SetBits:              set,
+		FillRatio:            fill,
+		EstimatedFPR:         math.Pow(fill, k),
+		EstimatedCardinality: -(m / k) * math.Log1p(-fill),
+		TargetP:              s.targetP,
+	}
+}
+
+// Clone returns an independent copy of s (including its random state).
+func (s *Stable) Clone() *Stable {
+	c := *s
+	c.words = slices.Clone(s.words)
+	return &c
+}
+
+// Equal reports whether s and g have the same parameters, state and cells.
+func (s *Stable) Equal(g *Stable) bool {
+	return s.m == g.m && s.d == g.d && s.k == g.k && s.p == g.p && s.hashID == g.hashID &&
+		s.seed == g.seed && s.rng == g.rng && s.n == g.n &&
+		math.Float64bits(s.targetP) == math.Float64bits(g.targetP) && slices.Equal(s.words, g.words)
+}
