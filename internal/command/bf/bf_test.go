@@ -10,39 +10,13 @@ import (
 	"testing"
 
 	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/redisbloom"
 	"github.com/probly/probly/internal/resp"
 	"github.com/tidwall/redcon"
 )
-
-// recLogger records every logged mutation (deep copies).
-type recLogger struct {
-	mu   sync.Mutex
-	recs [][][]byte
-	fail error
-}
-
-func (l *recLogger) Append(args [][]byte) (uint64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.fail != nil {
-		return 0, l.fail
-	}
-	cp := make([][]byte, len(args))
-	for i, a := range args {
-		cp[i] = append([]byte(nil), a...)
-	}
-	l.recs = append(l.recs, cp)
-	return uint64(len(l.recs)), nil
-}
-
-func (l *recLogger) records() [][][]byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([][][]byte(nil), l.recs...)
-}
 
 // strVal stands in for a value of another type (a Redis string).
 type strVal string
@@ -56,47 +30,18 @@ type env struct {
 	tab   *command.Table
 	cfg   *config.Registry
 	store *keyspace.Store
-	log   *recLogger
+	log   *commandtest.Logger
 }
 
 func newEnv(t testing.TB) *env {
-	e := &env{t: t, tab: command.NewTable(), cfg: config.New(), log: &recLogger{}}
+	e := &env{t: t, tab: command.NewTable(), cfg: config.New(), log: &commandtest.Logger{}}
 	e.store = keyspace.New(e.log)
 	Register(e.tab, e.cfg)
 	return e
 }
 
-// run dispatches like the server: lookup, arity check, handler, flush.
-func run(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto int, argv [][]byte) (string, uint64) {
-	spec := tab.Lookup(argv[0])
-	if spec == nil {
-		return "-ERR unknown command\r\n", 0
-	}
-	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
-	if !command.CheckArity(spec.Arity, len(argv)) {
-		w.WriteError(command.ArityError(spec.Name))
-		w.Flush()
-		return buf.String(), 0
-	}
-	ctx := &command.Ctx{Args: argv, R: resp.New(w, proto), Store: store, Config: cfg}
-	spec.Handler(ctx)
-	if err := w.Flush(); err != nil {
-		panic(err)
-	}
-	return buf.String(), ctx.Seq
-}
-
-func argv(args ...string) [][]byte {
-	out := make([][]byte, len(args))
-	for i, a := range args {
-		out[i] = []byte(a)
-	}
-	return out
-}
-
 func (e *env) do(proto int, args ...string) string {
-	s, _ := run(e.tab, e.store, e.cfg, proto, argv(args...))
+	s, _ := commandtest.Run(e.tab, e.store, e.cfg, proto, commandtest.Argv(args...))
 	return s
 }
 
@@ -179,7 +124,7 @@ func TestArity(t *testing.T) {
 			e.expect(p, arity(v.name), v.args...)
 		}
 	}
-	if n := len(e.log.records()); n != 0 {
+	if n := len(e.log.Records()); n != 0 {
 		t.Fatalf("%d records logged by failing commands", n)
 	}
 }
@@ -430,7 +375,7 @@ func dumpKey(t testing.TB, tab *command.Table, st *keyspace.Store, key string) s
 	var sb strings.Builder
 	iter := "0"
 	for i := 0; i < 1000; i++ {
-		out, _ := run(tab, st, nil, 2, argv("BF.SCANDUMP", key, iter))
+		out, _ := commandtest.Run(tab, st, nil, 2, commandtest.Argv("BF.SCANDUMP", key, iter))
 		sb.WriteString(out)
 		// *2\r\n:<next>\r\n…
 		rest := strings.TrimPrefix(out, "*2\r\n:")
@@ -498,7 +443,7 @@ func TestReplayReproducesState(t *testing.T) {
 		iter = next
 	}
 
-	recs := e.log.records()
+	recs := e.log.Records()
 	for _, r := range recs {
 		switch string(r[0]) {
 		case "_BF.CREATE", "BF.MADD", "BF.LOADCHUNK":
@@ -517,7 +462,7 @@ func TestReplayReproducesState(t *testing.T) {
 	st2 := keyspace.New(nil)
 	st2.Update([]byte("s"), func(tx *keyspace.Txn) { tx.Set(strVal("v")) })
 	for _, r := range recs {
-		if out, _ := run(tab2, st2, cfg2, 2, r); strings.HasPrefix(out, "-") {
+		if out, _ := commandtest.Run(tab2, st2, cfg2, 2, r); strings.HasPrefix(out, "-") {
 			t.Fatalf("replay of %q failed: %q", r, out)
 		}
 	}
@@ -547,11 +492,11 @@ func TestReplayReproducesState(t *testing.T) {
 		"ins":        "*1\r\n:5\r\n",
 	}
 	for k, w := range want {
-		if out, _ := run(tab2, st2, cfg2, 2, argv("BF.INFO", k, "EXPANSION")); out != w {
+		if out, _ := commandtest.Run(tab2, st2, cfg2, 2, commandtest.Argv("BF.INFO", k, "EXPANSION")); out != w {
 			t.Errorf("replayed %s expansion %q, want %q", k, out, w)
 		}
 	}
-	if out, _ := run(tab2, st2, cfg2, 2, argv("BF.DEBUG", "ins")); !strings.Contains(out, "capacity:7 ") || !strings.Contains(out, "ratio:0.125") {
+	if out, _ := commandtest.Run(tab2, st2, cfg2, 2, commandtest.Argv("BF.DEBUG", "ins")); !strings.Contains(out, "capacity:7 ") || !strings.Contains(out, "ratio:0.125") {
 		t.Errorf("ins created with capped error 0.25 and size 7: %q", out)
 	}
 }
@@ -565,7 +510,7 @@ func TestCreateRecordForms(t *testing.T) {
 	e.do(2, "BF.INSERT", "b", "EXPANSION", "0", "ITEMS", "p", "q")
 	e.do(2, "BF.RESERVE", "c", "0.001", "100", "EXPANSION", "7")
 	var got []string
-	for _, r := range e.log.records() {
+	for _, r := range e.log.Records() {
 		got = append(got, string(bytes.Join(r, []byte(" "))))
 	}
 	want := []string{
@@ -594,7 +539,7 @@ func TestCreateRecordForms(t *testing.T) {
 
 func TestLogFailure(t *testing.T) {
 	e := newEnv(t)
-	e.log.fail = errors.New("disk full")
+	e.log.SetFail(errors.New("disk full"))
 	e.expect(2, "-ERR disk full\r\n", "BF.ADD", "k", "a")
 	// The in-memory change stays.
 	e.expect(2, ":1\r\n", "BF.EXISTS", "k", "a")
@@ -604,10 +549,10 @@ func TestLogFailure(t *testing.T) {
 
 func TestSeq(t *testing.T) {
 	e := newEnv(t)
-	if _, seq := run(e.tab, e.store, e.cfg, 2, argv("BF.ADD", "k", "a")); seq != 2 {
+	if _, seq := commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv("BF.ADD", "k", "a")); seq != 2 {
 		t.Fatalf("seq %d after create+add", seq)
 	}
-	if _, seq := run(e.tab, e.store, e.cfg, 2, argv("BF.ADD", "k", "a")); seq != 0 {
+	if _, seq := commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv("BF.ADD", "k", "a")); seq != 0 {
 		t.Fatalf("seq %d for a no-op", seq)
 	}
 }
@@ -659,7 +604,7 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	// Exactly one create record per key, even with racing autocreates.
 	creates := 0
-	for _, r := range e.log.records() {
+	for _, r := range e.log.Records() {
 		if string(r[0]) == "_BF.CREATE" {
 			creates++
 		}
@@ -676,7 +621,7 @@ func BenchmarkBFAdd(b *testing.B) {
 	var buf bytes.Buffer
 	w := redcon.NewWriter(&buf)
 	ctx := &command.Ctx{R: resp.New(w, 2), Store: e.store, Config: e.cfg}
-	args := argv("BF.ADD", "key", "")
+	args := commandtest.Argv("BF.ADD", "key", "")
 	i := 0
 	for b.Loop() {
 		args[2] = strconv.AppendInt(args[2][:0], int64(i), 10)
@@ -696,7 +641,7 @@ func BenchmarkBFExists(b *testing.B) {
 	var buf bytes.Buffer
 	w := redcon.NewWriter(&buf)
 	ctx := &command.Ctx{R: resp.New(w, 2), Store: e.store, Config: e.cfg}
-	args := argv("BF.EXISTS", "key", "")
+	args := commandtest.Argv("BF.EXISTS", "key", "")
 	i := 0
 	for b.Loop() {
 		args[2] = strconv.AppendInt(args[2][:0], int64(i), 10)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/rediscuckoo"
@@ -77,7 +78,7 @@ func TestArity(t *testing.T) {
 	} {
 		e.expect23(arity(v.name), v.args...)
 	}
-	if n := len(e.log.records()); n != 0 {
+	if n := len(e.log.Records()); n != 0 {
 		t.Fatalf("%d records logged by failing commands", n)
 	}
 }
@@ -305,7 +306,7 @@ func TestExpansionLimits(t *testing.T) {
 	e2.set("cf-max-expansions", "1")
 	e2.expect(2, "-Maximum expansions reached\r\n", "CF.ADD", "one", "a")
 	e2.expect(2, bulk("bktsize:2 buckets:512 items:0 deletes:0 filters:1 max_iterations:20 expansion:1"), "CF.DEBUG", "one")
-	if got := e2.log.strings(); fmt.Sprint(got) != "[_CF.CREATE one 1024 2 20 1]" {
+	if got := logStrings(e2.log); fmt.Sprint(got) != "[_CF.CREATE one 1024 2 20 1]" {
 		t.Fatalf("records %q", got)
 	}
 }
@@ -448,7 +449,7 @@ func TestScanDumpLoadChunk(t *testing.T) {
 	if !e.filter("sd").Equal(f) {
 		t.Fatal("failed loads changed the filter")
 	}
-	if n := len(e.log.records()); n != 2+40 {
+	if n := len(e.log.Records()); n != 2+40 {
 		// two creates, then one _CF.ADD per CF.ADD
 		t.Fatalf("%d records", n)
 	}
@@ -527,7 +528,7 @@ func TestReplayReproducesState(t *testing.T) {
 	}
 	e.set("cf-max-expansions", "2")
 
-	recs := e.log.records()
+	recs := e.log.Records()
 	for _, r := range recs {
 		switch string(r[0]) {
 		case "_CF.CREATE", "_CF.ADD", "CF.DEL", "CF.COMPACT", "_CF.LOADHEADER", "CF.LOADCHUNK":
@@ -547,7 +548,7 @@ func TestReplayReproducesState(t *testing.T) {
 	st2 := keyspace.New(nil)
 	st2.Update([]byte("s"), func(tx *keyspace.Txn) { tx.Set(strVal("v")) })
 	for _, r := range recs {
-		if out, _ := run(tab2, st2, cfg2, 2, r); strings.HasPrefix(out, "-") {
+		if out, _ := commandtest.Run(tab2, st2, cfg2, 2, r); strings.HasPrefix(out, "-") {
 			t.Fatalf("replay of %q failed: %q", r, out)
 		}
 	}
@@ -591,7 +592,7 @@ func TestRecordForms(t *testing.T) {
 	pos, data := chunks(t, e, "c")
 	e.do(2, "CF.LOADCHUNK", "d", pos[0], string(data[0]))
 	e.do(2, "CF.LOADCHUNK", "d", pos[1], string(data[1]))
-	got := e.log.strings()
+	got := logStrings(e.log)
 	want := []string{
 		"_CF.CREATE EXPANSION 100 2 20 100",
 		"_CF.CREATE a 1024 2 20 1",
@@ -642,7 +643,7 @@ func TestRecordForms(t *testing.T) {
 
 func TestLogFailure(t *testing.T) {
 	e := newEnv(t)
-	e.log.fail = errors.New("disk full")
+	e.log.SetFail(errors.New("disk full"))
 	e.expect(2, "-ERR disk full\r\n", "CF.ADD", "k", "a")
 	e.expect(2, one, "CF.EXISTS", "k", "a") // the in-memory change stays
 	e.expect(2, "-ERR disk full\r\n", "CF.RESERVE", "r", "100")
@@ -654,13 +655,13 @@ func TestLogFailure(t *testing.T) {
 
 func TestSeq(t *testing.T) {
 	e := newEnv(t)
-	if _, seq := run(e.tab, e.store, e.cfg, 2, argv("CF.ADD", "k", "a")); seq != 2 {
+	if _, seq := commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv("CF.ADD", "k", "a")); seq != 2 {
 		t.Fatalf("seq %d after create+add", seq)
 	}
-	if _, seq := run(e.tab, e.store, e.cfg, 2, argv("CF.ADDNX", "k", "a")); seq != 0 {
+	if _, seq := commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv("CF.ADDNX", "k", "a")); seq != 0 {
 		t.Fatalf("seq %d for a no-op", seq)
 	}
-	if _, seq := run(e.tab, e.store, e.cfg, 2, argv("CF.DEL", "k", "a")); seq != 3 {
+	if _, seq := commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv("CF.DEL", "k", "a")); seq != 3 {
 		t.Fatalf("seq %d for a delete", seq)
 	}
 }
@@ -722,7 +723,7 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	creates := 0
-	for _, r := range e.log.records() {
+	for _, r := range e.log.Records() {
 		if string(r[0]) == "_CF.CREATE" {
 			creates++
 		}
@@ -747,11 +748,11 @@ func BenchmarkCFExists(b *testing.B) {
 }
 
 func benchCmd(b *testing.B, e *env, name string) {
-	args := argv(name, "key", "")
+	args := commandtest.Argv(name, "key", "")
 	i := 0
 	for b.Loop() {
 		args[2] = strconv.AppendInt(args[2][:0], int64(i%500_000), 10)
-		run(e.tab, e.store, e.cfg, 2, args)
+		commandtest.Run(e.tab, e.store, e.cfg, 2, args)
 		i++
 	}
 }

@@ -4,47 +4,19 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/rediscuckoo"
-	"github.com/probly/probly/internal/resp"
-	"github.com/tidwall/redcon"
 )
 
-// recLogger records every logged mutation (deep copies).
-type recLogger struct {
-	mu   sync.Mutex
-	recs [][][]byte
-	fail error
-}
-
-func (l *recLogger) Append(args [][]byte) (uint64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.fail != nil {
-		return 0, l.fail
-	}
-	cp := make([][]byte, len(args))
-	for i, a := range args {
-		cp[i] = append([]byte(nil), a...)
-	}
-	l.recs = append(l.recs, cp)
-	return uint64(len(l.recs)), nil
-}
-
-func (l *recLogger) records() [][][]byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([][][]byte(nil), l.recs...)
-}
-
-func (l *recLogger) strings() []string {
+// logStrings renders l's records, arguments joined by spaces.
+func logStrings(l *commandtest.Logger) []string {
 	var out []string
-	for _, r := range l.records() {
+	for _, r := range l.Records() {
 		out = append(out, string(bytes.Join(r, []byte(" "))))
 	}
 	return out
@@ -62,47 +34,18 @@ type env struct {
 	tab   *command.Table
 	cfg   *config.Registry
 	store *keyspace.Store
-	log   *recLogger
+	log   *commandtest.Logger
 }
 
 func newEnv(t testing.TB) *env {
-	e := &env{t: t, tab: command.NewTable(), cfg: config.New(), log: &recLogger{}}
+	e := &env{t: t, tab: command.NewTable(), cfg: config.New(), log: &commandtest.Logger{}}
 	e.store = keyspace.New(e.log)
 	Register(e.tab, e.cfg)
 	return e
 }
 
-// run dispatches like the server: lookup, arity check, handler, flush.
-func run(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto int, argv [][]byte) (string, uint64) {
-	spec := tab.Lookup(argv[0])
-	if spec == nil {
-		return "-ERR unknown command\r\n", 0
-	}
-	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
-	if !command.CheckArity(spec.Arity, len(argv)) {
-		w.WriteError(command.ArityError(spec.Name))
-		w.Flush()
-		return buf.String(), 0
-	}
-	ctx := &command.Ctx{Args: argv, R: resp.New(w, proto), Store: store, Config: cfg}
-	spec.Handler(ctx)
-	if err := w.Flush(); err != nil {
-		panic(err)
-	}
-	return buf.String(), ctx.Seq
-}
-
-func argv(args ...string) [][]byte {
-	out := make([][]byte, len(args))
-	for i, a := range args {
-		out[i] = []byte(a)
-	}
-	return out
-}
-
 func (e *env) do(proto int, args ...string) string {
-	s, _ := run(e.tab, e.store, e.cfg, proto, argv(args...))
+	s, _ := commandtest.Run(e.tab, e.store, e.cfg, proto, commandtest.Argv(args...))
 	return s
 }
 
@@ -172,7 +115,7 @@ func dumpKey(t testing.TB, tab *command.Table, st *keyspace.Store, key string) s
 	var sb strings.Builder
 	pos := "0"
 	for i := 0; i < 10000; i++ {
-		out, _ := run(tab, st, nil, 2, argv("CF.SCANDUMP", key, pos))
+		out, _ := commandtest.Run(tab, st, nil, 2, commandtest.Argv("CF.SCANDUMP", key, pos))
 		sb.WriteString(out)
 		rest := strings.TrimPrefix(out, "*2\r\n:")
 		next := rest[:strings.Index(rest, "\r\n")]

@@ -1,17 +1,14 @@
 package cf
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/rediscuckoo"
-	"github.com/probly/probly/internal/resp"
 )
 
 const oomReply = "-" + command.ErrOOM + "\r\n"
@@ -20,16 +17,9 @@ const oomReply = "-" + command.ErrOOM + "\r\n"
 // reservations while their sum stays within room, and returns the reply
 // and the bytes asked for.
 func (e *env) runReserve(replay bool, room uint64, args ...string) (reply string, asked uint64) {
-	spec := e.tab.Lookup([]byte(args[0]))
-	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
-	ctx := &command.Ctx{Args: argv(args...), R: resp.New(w, 2), Store: e.store, Config: e.cfg, Replay: replay,
-		ReserveMem: func(n uint64) bool { asked += n; return asked <= room }}
-	spec.Handler(ctx)
-	if err := w.Flush(); err != nil {
-		panic(err)
-	}
-	return buf.String(), asked
+	reply, _ = commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv(args...), commandtest.Replay(replay),
+		commandtest.ReserveMem(func(n uint64) bool { asked += n; return asked <= room }))
+	return reply, asked
 }
 
 // state describes key's value for before/after comparisons.
@@ -49,10 +39,10 @@ func (e *env) state(key string) string {
 // reserved must be exactly the growth of Store.Used.
 func (e *env) checkReserve(t *testing.T, want string, args ...string) {
 	t.Helper()
-	used, recs, st := e.store.Used(), len(e.log.records()), e.state(args[1])
+	used, recs, st := e.store.Used(), len(e.log.Records()), e.state(args[1])
 	got, asked := e.runReserve(false, 0, args...)
 	if got == oomReply {
-		if e.store.Used() != used || len(e.log.records()) != recs || e.state(args[1]) != st {
+		if e.store.Used() != used || len(e.log.Records()) != recs || e.state(args[1]) != st {
 			t.Fatalf("%s refused but changed something", args[0])
 		}
 		got, asked = e.runReserve(false, ^uint64(0), args...)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/probly/probly/internal/app"
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/server"
 	"github.com/probly/probly/internal/strval"
@@ -78,40 +79,17 @@ func startRedis(t *testing.T) string {
 	}
 }
 
-// recLogger records mutation records (deep copies) for replay checks.
-type recLogger struct {
-	mu   sync.Mutex
-	recs [][][]byte
-}
-
-func (l *recLogger) Append(args [][]byte) (uint64, error) {
-	cp := make([][]byte, len(args))
-	for i, a := range args {
-		cp[i] = append([]byte(nil), a...)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.recs = append(l.recs, cp)
-	return uint64(len(l.recs)), nil
-}
-
-func (l *recLogger) records() [][][]byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([][][]byte(nil), l.recs...)
-}
-
 // probly is an in-process server with the production command table.
 type probly struct {
 	addr  string
 	store *keyspace.Store
-	log   *recLogger
+	log   *commandtest.Logger
 }
 
 func startProbly(t *testing.T) *probly {
 	t.Helper()
 	table, cfg := app.Tables()
-	p := &probly{log: &recLogger{}}
+	p := &probly{log: &commandtest.Logger{}}
 	p.store = keyspace.New(p.log)
 	srv, err := server.New(server.Options{
 		Store: p.store, Config: cfg, Table: table,
@@ -142,7 +120,7 @@ func (p *probly) checkReplay(t *testing.T) {
 	table, cfg := app.Tables()
 	fresh := keyspace.New(nil)
 	replay := app.Replayer(table, cfg, fresh)
-	recs := p.log.records()
+	recs := p.log.Records()
 	for i, r := range recs {
 		if err := replay(r); err != nil {
 			t.Fatalf("replaying record %d %q: %v", i, r[0], err)

@@ -6,10 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/probly/probly/internal/command"
-	"github.com/probly/probly/internal/resp"
+	"github.com/probly/probly/internal/command/commandtest"
 )
 
 const oomReply = "-" + command.ErrOOM + "\r\n"
@@ -18,16 +16,9 @@ const oomReply = "-" + command.ErrOOM + "\r\n"
 // reservations while their sum stays within room, and returns the reply
 // and the bytes asked for.
 func (e *env) runReserve(replay bool, room uint64, args ...string) (reply string, asked uint64) {
-	spec := e.tab.Lookup([]byte(args[0]))
-	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
-	ctx := &command.Ctx{Args: argv(args...), R: resp.New(w, 2), Store: e.store, Config: e.cfg, Replay: replay,
-		ReserveMem: func(n uint64) bool { asked += n; return asked <= room }}
-	spec.Handler(ctx)
-	if err := w.Flush(); err != nil {
-		panic(err)
-	}
-	return buf.String(), asked
+	reply, _ = commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv(args...), commandtest.Replay(replay),
+		commandtest.ReserveMem(func(n uint64) bool { asked += n; return asked <= room }))
+	return reply, asked
 }
 
 // checkReserve runs args first with every reservation refused: a command
@@ -37,10 +28,10 @@ func (e *env) runReserve(replay bool, room uint64, args ...string) (reply string
 func (e *env) checkReserve(t *testing.T, want string, key string, args ...string) {
 	t.Helper()
 	used, val := e.store.Used(), e.value(key)
-	e.log.take()
+	take(e.log)
 	got, asked := e.runReserve(false, 0, args...)
 	if got == oomReply {
-		if e.store.Used() != used || len(e.log.take()) != 0 || !bytes.Equal(e.value(key), val) {
+		if e.store.Used() != used || len(take(e.log)) != 0 || !bytes.Equal(e.value(key), val) {
 			t.Fatalf("%s refused but changed something", args[0])
 		}
 		got, asked = e.runReserve(false, ^uint64(0), args...)

@@ -11,43 +11,20 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/probly/probly/hll"
 	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/command/str"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
-	"github.com/probly/probly/internal/resp"
 	"github.com/probly/probly/internal/strval"
 )
 
-// recLogger records every logged mutation (deep copies).
-type recLogger struct {
-	mu   sync.Mutex
-	recs [][][]byte
-	fail error
-}
-
-func (l *recLogger) Append(args [][]byte) (uint64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.fail != nil {
-		return 0, l.fail
-	}
-	cp := make([][]byte, len(args))
-	for i, a := range args {
-		cp[i] = append([]byte(nil), a...)
-	}
-	l.recs = append(l.recs, cp)
-	return uint64(len(l.recs)), nil
-}
-
-func (l *recLogger) take() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]string, len(l.recs))
-	for i, r := range l.recs {
+// take renders and forgets l's records (long arguments abbreviated).
+func take(l *commandtest.Logger) []string {
+	recs := l.Take()
+	out := make([]string, len(recs))
+	for i, r := range recs {
 		parts := make([]string, len(r))
 		for j, a := range r {
 			if len(a) > 16 {
@@ -58,7 +35,6 @@ func (l *recLogger) take() []string {
 		}
 		out[i] = strings.Join(parts, " ")
 	}
-	l.recs = nil
 	return out
 }
 
@@ -74,48 +50,20 @@ type env struct {
 	tab   *command.Table
 	cfg   *config.Registry
 	store *keyspace.Store
-	log   *recLogger
+	log   *commandtest.Logger
 }
 
 func newEnv(t testing.TB) *env {
-	e := &env{t: t, tab: command.NewTable(), cfg: config.New(), log: &recLogger{}}
+	e := &env{t: t, tab: command.NewTable(), cfg: config.New(), log: &commandtest.Logger{}}
 	e.store = keyspace.New(e.log)
 	str.Register(e.tab, e.cfg)
 	Register(e.tab, e.cfg)
 	return e
 }
 
-// run dispatches like the server: lookup, arity check, handler, flush.
-func run(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto int, argv [][]byte) string {
-	spec := tab.Lookup(argv[0])
-	if spec == nil {
-		return "-ERR unknown command\r\n"
-	}
-	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
-	if !command.CheckArity(spec.Arity, len(argv)) {
-		w.WriteError(command.ArityError(spec.Name))
-		w.Flush()
-		return buf.String()
-	}
-	ctx := &command.Ctx{Args: argv, R: resp.New(w, proto), Store: store, Config: cfg}
-	spec.Handler(ctx)
-	if err := w.Flush(); err != nil {
-		panic(err)
-	}
-	return buf.String()
-}
-
-func argv(args ...string) [][]byte {
-	out := make([][]byte, len(args))
-	for i, a := range args {
-		out[i] = []byte(a)
-	}
-	return out
-}
-
 func (e *env) do(proto int, args ...string) string {
-	return run(e.tab, e.store, e.cfg, proto, argv(args...))
+	s, _ := commandtest.Run(e.tab, e.store, e.cfg, proto, commandtest.Argv(args...))
+	return s
 }
 
 // expect checks the exact reply bytes in RESP2 and RESP3 (the PF replies
@@ -185,7 +133,7 @@ func TestArity(t *testing.T) {
 			}
 		}
 	}
-	if recs := e.log.take(); len(recs) != 0 {
+	if recs := take(e.log); len(recs) != 0 {
 		t.Fatal(recs)
 	}
 }
@@ -243,7 +191,7 @@ func TestTypeErrors(t *testing.T) {
 	e := newEnv(t)
 	e.set("bf", otherVal{})
 	e.expect(":1\r\n", "PFADD", "hll", "a")
-	e.log.take()
+	take(e.log)
 	for _, args := range [][]string{
 		{"PFADD", "bf", "a"}, {"PFADD", "bf"}, {"PFCOUNT", "bf"}, {"PFCOUNT", "hll", "bf"}, {"PFCOUNT", "bf", "hll"},
 		{"PFMERGE", "bf"}, {"PFMERGE", "bf", "hll"}, {"PFMERGE", "hll", "bf"}, {"PFDEBUG", "GETREG", "bf"}, {"PFDEBUG", "foo", "bf"},
@@ -269,7 +217,7 @@ func TestTypeErrors(t *testing.T) {
 		e.expect(invalid, args...)
 	}
 	e.expect(bulk("Z:8000"), "PFDEBUG", "DECODE", "c")
-	if recs := e.log.take(); len(recs) != 0 {
+	if recs := take(e.log); len(recs) != 0 {
 		t.Fatalf("failed commands logged %q", recs)
 	}
 	if e.do(2, "PFCOUNT", "x") != ":0\r\n" || e.value("x") != nil {
@@ -290,7 +238,7 @@ func TestRecords(t *testing.T) {
 	e := newEnv(t)
 	check := func(want ...string) {
 		t.Helper()
-		got := e.log.take()
+		got := take(e.log)
 		if strings.Join(got, " | ") != strings.Join(want, " | ") {
 			t.Fatalf("records %q, want %q", got, want)
 		}
@@ -350,13 +298,13 @@ func TestReplayIndependentOfConfig(t *testing.T) {
 				}
 			}
 		}
-		recs := e.log.recs
+		recs := e.log.Records()
 		f := newEnv(t)
 		if err := f.cfg.Set("hll-sparse-max-bytes", pair[1]); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range recs {
-			if got := run(f.tab, f.store, f.cfg, 2, r); strings.HasPrefix(got, "-") {
+			if got, _ := commandtest.Run(f.tab, f.store, f.cfg, 2, r); strings.HasPrefix(got, "-") {
 				t.Fatalf("replay %q: %s", r[0], got)
 			}
 		}
@@ -377,7 +325,7 @@ func TestLogFailure(t *testing.T) {
 	e.expect("+OK\r\n", "PFMERGE", "d", "s")
 	e.expect(":1\r\n", "PFDEBUG", "TODENSE", "d")
 	sv, dv := e.value("s"), e.value("d")
-	e.log.fail = errors.New("disk full")
+	e.log.SetFail(errors.New("disk full"))
 	for _, args := range [][]string{{"PFADD", "s", "b"}, {"PFADD", "new", "b"}, {"PFMERGE", "s", "d"}, {"PFDEBUG", "TODENSE", "s"}, {"PFDEBUG", "GETREG", "s"}} {
 		e.expect("-ERR disk full\r\n", args...)
 	}
@@ -389,7 +337,7 @@ func TestLogFailure(t *testing.T) {
 		t.Fatal("the in-place dense change should stay")
 	}
 	e.expect("-ERR disk full\r\n", "PFCOUNT", "d")
-	e.log.fail = nil
+	e.log.SetFail(nil)
 	e.expect(":2\r\n", "PFCOUNT", "d")
 }
 

@@ -1,14 +1,11 @@
 package str
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/probly/probly/internal/command"
-	"github.com/probly/probly/internal/resp"
+	"github.com/probly/probly/internal/command/commandtest"
 )
 
 const oomReply = "-" + command.ErrOOM + "\r\n"
@@ -17,16 +14,9 @@ const oomReply = "-" + command.ErrOOM + "\r\n"
 // reservations while their sum stays within room, and returns the reply
 // and the bytes asked for.
 func (e *env) runReserve(replay bool, room uint64, args ...string) (reply string, asked uint64) {
-	spec := e.tab.Lookup([]byte(args[0]))
-	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
-	ctx := &command.Ctx{Args: argv(args...), R: resp.New(w, 2), Store: e.store, Config: e.cfg, Replay: replay,
-		ReserveMem: func(n uint64) bool { asked += n; return asked <= room }}
-	spec.Handler(ctx)
-	if err := w.Flush(); err != nil {
-		panic(err)
-	}
-	return buf.String(), asked
+	reply, _ = commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv(args...), commandtest.Replay(replay),
+		commandtest.ReserveMem(func(n uint64) bool { asked += n; return asked <= room }))
+	return reply, asked
 }
 
 // short renders args for messages, long ones abbreviated.
@@ -47,10 +37,10 @@ func short(args []string) string {
 // reserved must be exactly the growth of Store.Used.
 func (e *env) checkReserve(t *testing.T, want string, args ...string) {
 	t.Helper()
-	used, recs, val := e.store.Used(), len(e.log.records()), e.value(args[1])
+	used, recs, val := e.store.Used(), len(e.log.Records()), e.value(args[1])
 	got, asked := e.runReserve(false, 0, args...)
 	if got == oomReply {
-		if e.store.Used() != used || len(e.log.records()) != recs || e.value(args[1]) != val {
+		if e.store.Used() != used || len(e.log.Records()) != recs || e.value(args[1]) != val {
 			t.Fatalf("%s refused but changed something", short(args))
 		}
 		got, asked = e.runReserve(false, ^uint64(0), args...)

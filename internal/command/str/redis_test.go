@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/probly/probly/internal/command/commandtest"
 )
 
 // startRedis starts a real redis-server (the differential oracle, spec
@@ -68,7 +70,7 @@ func dialRaw(t *testing.T, addr string, proto int) *rawClient {
 	t.Cleanup(func() { c.Close() })
 	rc := &rawClient{c: c, r: bufio.NewReader(c)}
 	if proto == 3 {
-		if _, err := rc.do(argv("HELLO", "3")); err != nil {
+		if _, err := rc.do(commandtest.Argv("HELLO", "3")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -187,13 +189,13 @@ func TestDifferentialRedis(t *testing.T) {
 	script := diffScript()
 	for _, proto := range []int{2, 3} {
 		rc := dialRaw(t, addr, proto)
-		if _, err := rc.do(argv("FLUSHALL")); err != nil {
+		if _, err := rc.do(commandtest.Argv("FLUSHALL")); err != nil {
 			t.Fatal(err)
 		}
 		e := newEnv(t)
 		mismatches := 0
 		for _, cmd := range script {
-			want, err := rc.do(argv(cmd...))
+			want, err := rc.do(commandtest.Argv(cmd...))
 			if err != nil {
 				t.Fatalf("redis %q: %v", cmd, err)
 			}

@@ -12,38 +12,12 @@ import (
 	"github.com/tidwall/redcon"
 
 	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/resp"
 	"github.com/probly/probly/internal/strval"
 )
-
-// recLogger records every logged mutation (deep copies).
-type recLogger struct {
-	mu   sync.Mutex
-	recs [][][]byte
-	fail error
-}
-
-func (l *recLogger) Append(args [][]byte) (uint64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.fail != nil {
-		return 0, l.fail
-	}
-	cp := make([][]byte, len(args))
-	for i, a := range args {
-		cp[i] = append([]byte(nil), a...)
-	}
-	l.recs = append(l.recs, cp)
-	return uint64(len(l.recs)), nil
-}
-
-func (l *recLogger) records() [][][]byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([][][]byte(nil), l.recs...)
-}
 
 // otherVal stands in for a value of another type (a Bloom filter).
 type otherVal struct{}
@@ -57,47 +31,18 @@ type env struct {
 	tab   *command.Table
 	cfg   *config.Registry
 	store *keyspace.Store
-	log   *recLogger
+	log   *commandtest.Logger
 }
 
 func newEnv(t testing.TB) *env {
-	e := &env{t: t, tab: command.NewTable(), cfg: config.New(), log: &recLogger{}}
+	e := &env{t: t, tab: command.NewTable(), cfg: config.New(), log: &commandtest.Logger{}}
 	e.store = keyspace.New(e.log)
 	Register(e.tab, e.cfg)
 	return e
 }
 
-// run dispatches like the server: lookup, arity check, handler, flush.
-func run(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto int, args [][]byte) (string, uint64) {
-	spec := tab.Lookup(args[0])
-	if spec == nil {
-		return "-ERR unknown command\r\n", 0
-	}
-	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
-	if !command.CheckArity(spec.Arity, len(args)) {
-		w.WriteError(command.ArityError(spec.Name))
-		w.Flush()
-		return buf.String(), 0
-	}
-	ctx := &command.Ctx{Args: args, R: resp.New(w, proto), Store: store, Config: cfg}
-	spec.Handler(ctx)
-	if err := w.Flush(); err != nil {
-		panic(err)
-	}
-	return buf.String(), ctx.Seq
-}
-
-func argv(args ...string) [][]byte {
-	out := make([][]byte, len(args))
-	for i, a := range args {
-		out[i] = []byte(a)
-	}
-	return out
-}
-
 func (e *env) do(proto int, args ...string) string {
-	s, _ := run(e.tab, e.store, e.cfg, proto, argv(args...))
+	s, _ := commandtest.Run(e.tab, e.store, e.cfg, proto, commandtest.Argv(args...))
 	return s
 }
 
@@ -207,7 +152,7 @@ func TestArity(t *testing.T) {
 	} {
 		e.expect23(arity(v.name), v.args...)
 	}
-	if n := len(e.log.records()); n != 0 {
+	if n := len(e.log.Records()); n != 0 {
 		t.Fatalf("%d records logged by failing commands", n)
 	}
 }
@@ -459,8 +404,8 @@ func TestBinarySafe(t *testing.T) {
 	e.expect(2, integer(259), "SETRANGE", "all bytes", "10", "\r\n\x00")
 	e.expect23(bulk("\x09\r\n\x00\x0d"), "GETRANGE", "all bytes", "9", "13")
 	// The stored value is a copy: mutating the request buffer changes nothing.
-	args := argv("SET", "copy", "abc")
-	run(e.tab, e.store, e.cfg, 2, args)
+	args := commandtest.Argv("SET", "copy", "abc")
+	commandtest.Run(e.tab, e.store, e.cfg, 2, args)
 	args[2][0] = 'X'
 	if e.value("copy") != "abc" {
 		t.Fatal("SET kept a reference to the argument buffer")
@@ -513,7 +458,7 @@ func TestReplayReproducesState(t *testing.T) {
 	for _, cmd := range script {
 		e.do(2, cmd...)
 	}
-	recs := e.log.records()
+	recs := e.log.Records()
 	var lines []string
 	for _, r := range recs {
 		switch string(r[0]) {
@@ -548,7 +493,7 @@ func TestReplayReproducesState(t *testing.T) {
 	st2 := keyspace.New(nil)
 	st2.Update([]byte("bf"), func(tx *keyspace.Txn) { tx.Set(otherVal{}) })
 	for _, r := range recs {
-		if out, _ := run(tab2, st2, cfg2, 2, r); strings.HasPrefix(out, "-") {
+		if out, _ := commandtest.Run(tab2, st2, cfg2, 2, r); strings.HasPrefix(out, "-") {
 			t.Fatalf("replay of %q failed: %q", r, out)
 		}
 	}
@@ -557,8 +502,8 @@ func TestReplayReproducesState(t *testing.T) {
 		t.Fatalf("keys differ: %v vs %v", keys, st2.Keys("*"))
 	}
 	for _, k := range keys {
-		a, _ := run(e.tab, e.store, e.cfg, 2, argv("GET", k))
-		b, _ := run(tab2, st2, cfg2, 2, argv("GET", k))
+		a, _ := commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv("GET", k))
+		b, _ := commandtest.Run(tab2, st2, cfg2, 2, commandtest.Argv("GET", k))
 		if a != b {
 			t.Errorf("key %q differs after replay: %q vs %q", k, a, b)
 		}
@@ -574,7 +519,7 @@ func TestReplayReproducesState(t *testing.T) {
 func TestLogFailure(t *testing.T) {
 	e := newEnv(t)
 	e.do(2, "SET", "k", "old")
-	e.log.fail = errors.New("disk full")
+	e.log.SetFail(errors.New("disk full"))
 	for _, args := range [][]string{
 		{"SET", "k", "new"},
 		{"SET", "k", "new", "GET"},
@@ -613,7 +558,7 @@ func TestSeq(t *testing.T) {
 		{0, []string{"SETRANGE", "k", "5", ""}},
 		{0, []string{"SETRANGE", "k", "-5", "z"}},
 	} {
-		if _, seq := run(e.tab, e.store, e.cfg, 2, argv(v.args...)); seq != v.seq {
+		if _, seq := commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv(v.args...)); seq != v.seq {
 			t.Errorf("%q: seq %d, want %d", v.args, seq, v.seq)
 		}
 	}
@@ -656,7 +601,7 @@ func TestConcurrentAppend(t *testing.T) {
 	if got := e.value("k"); got != strings.Repeat("ab", 2000) {
 		t.Fatalf("len %d", len(got))
 	}
-	if n := len(e.log.records()); n != 4000 {
+	if n := len(e.log.Records()); n != 4000 {
 		t.Fatalf("%d records", n)
 	}
 }
@@ -668,7 +613,7 @@ func BenchmarkGet(b *testing.B) {
 	spec := e.tab.Lookup([]byte("get"))
 	var buf bytes.Buffer
 	w := redcon.NewWriter(&buf)
-	ctx := &command.Ctx{R: resp.New(w, 2), Store: e.store, Config: e.cfg, Args: argv("GET", "key")}
+	ctx := &command.Ctx{R: resp.New(w, 2), Store: e.store, Config: e.cfg, Args: commandtest.Argv("GET", "key")}
 	for b.Loop() {
 		spec.Handler(ctx)
 		w.Flush()
@@ -677,7 +622,7 @@ func BenchmarkGet(b *testing.B) {
 }
 
 // gatedLogger refuses every write as a whole (a failed AOF).
-type gatedLogger struct{ recLogger }
+type gatedLogger struct{ commandtest.Logger }
 
 func (g *gatedLogger) WriteGate() error { return errors.New("persist: writes refused") }
 

@@ -1,0 +1,113 @@
+// Package commandtest holds the test harness shared by the command-family
+// packages (bf, cf, pf, str): a dispatcher that runs one command the way
+// the server does, an argument-vector builder, and a recording
+// keyspace.Logger. It is meant for tests only.
+package commandtest
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/tidwall/redcon"
+
+	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/config"
+	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/resp"
+)
+
+// Option adjusts the command.Ctx that Run builds, before the handler runs.
+type Option func(*command.Ctx)
+
+// Replay sets Ctx.Replay (the call runs as recovery would re-apply it).
+func Replay(replay bool) Option {
+	return func(ctx *command.Ctx) { ctx.Replay = replay }
+}
+
+// ReserveMem sets Ctx.ReserveMem (the server's maxmemory admission).
+func ReserveMem(f func(n uint64) bool) Option {
+	return func(ctx *command.Ctx) { ctx.ReserveMem = f }
+}
+
+// Run dispatches args like the server: lookup, arity check, handler, flush.
+// It returns the exact reply bytes and the Ctx.Seq the handler left. An
+// unknown command answers "-ERR unknown command". opts adjust the Ctx
+// before the handler runs.
+func Run(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto int, args [][]byte, opts ...Option) (reply string, seq uint64) {
+	spec := tab.Lookup(args[0])
+	if spec == nil {
+		return "-ERR unknown command\r\n", 0
+	}
+	var buf bytes.Buffer
+	w := redcon.NewWriter(&buf)
+	if !command.CheckArity(spec.Arity, len(args)) {
+		w.WriteError(command.ArityError(spec.Name))
+		w.Flush()
+		return buf.String(), 0
+	}
+	ctx := &command.Ctx{Args: args, R: resp.New(w, proto), Store: store, Config: cfg}
+	for _, o := range opts {
+		o(ctx)
+	}
+	spec.Handler(ctx)
+	if err := w.Flush(); err != nil {
+		panic(err)
+	}
+	return buf.String(), ctx.Seq
+}
+
+// Argv converts strings to a command's argument vector.
+func Argv(args ...string) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		out[i] = []byte(a)
+	}
+	return out
+}
+
+// Logger is a keyspace.Logger that records every logged mutation (deep
+// copies). The zero value is ready to use. It is safe for concurrent use.
+type Logger struct {
+	mu   sync.Mutex
+	recs [][][]byte
+	fail error
+}
+
+// Append records args and returns its sequence number (the record count),
+// or fails with the error set by SetFail.
+func (l *Logger) Append(args [][]byte) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fail != nil {
+		return 0, l.fail
+	}
+	cp := make([][]byte, len(args))
+	for i, a := range args {
+		cp[i] = append([]byte(nil), a...)
+	}
+	l.recs = append(l.recs, cp)
+	return uint64(len(l.recs)), nil
+}
+
+// SetFail makes every later Append fail with err (nil: succeed again).
+func (l *Logger) SetFail(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fail = err
+}
+
+// Records returns the records logged so far.
+func (l *Logger) Records() [][][]byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([][][]byte(nil), l.recs...)
+}
+
+// Take returns the records logged so far and forgets them.
+func (l *Logger) Take() [][][]byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.recs
+	l.recs = nil
+	return out
+}
