@@ -1,0 +1,522 @@
+package bench
+
+// Cuckoo, HyperLogLog and Bloom-family comparisons (see docs/BENCHMARKS.md,
+// "Cuckoo filters", "HyperLogLog", "Bloom family"). Keys are key(c) from
+// bloom_test.go (16 bytes from a counter, identical for every library).
+// Sub-benchmarks end in impl=…, so -count N interleaves the libraries.
+//
+//	go test -run '^$' -bench 'Cuckoo|HLL|Family' -benchtime 1000000x -count 5 . | tee family.txt
+//	benchstat -col /impl family.txt
+//	go test -run 'CuckooOverfill|FamilyFPR' -v .
+//
+// panmari/cuckoofilter is not included: the module proxy refused it (403).
+
+import (
+	"fmt"
+	"math/bits"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+
+	xorf "github.com/FastFilter/xorfilter"
+	axhll "github.com/axiomhq/hyperloglog"
+	bab "github.com/bits-and-blooms/bloom/v3"
+	sfcf "github.com/seiflotfy/cuckoofilter"
+	boom "github.com/tylertreat/BoomFilters"
+	"github.com/zeebo/xxh3"
+
+	"github.com/probly/probly/bloom"
+	"github.com/probly/probly/cuckoo"
+	"github.com/probly/probly/hll"
+)
+
+// rounds is BENCH_ROUNDS (default 5). Each benchmark runs its impl=…
+// sub-benchmarks in that many rounds (p, s, p, s, …) in one process, so the
+// libraries are interleaved; run with -count 1 and strip the "#NN" suffix
+// Go adds to repeated names before benchstat (see docs/BENCHMARKS.md).
+func rounds() int {
+	if n, err := strconv.Atoi(os.Getenv("BENCH_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 5
+}
+
+// ---------------------------------------------------------------- cuckoo
+
+const (
+	cfSlots = 1 << 20          // 2^18 buckets × 4 slots, both libraries
+	cfKeys  = cfSlots * 9 / 10 // ~90% load: 943,718 keys
+)
+
+type cuckooImpl struct {
+	name string
+	new  func(slots uint64) (insert func([]byte) bool, lookup func([]byte) bool)
+}
+
+var cuckooImpls = []cuckooImpl{
+	{"probly", func(slots uint64) (func([]byte) bool, func([]byte) bool) {
+		f, err := cuckoo.NewWithConfig(cuckoo.Config{Buckets: slots / 4, BucketSize: 4, FingerprintBits: 8, MaxKicks: 500})
+		if err != nil {
+			panic(err)
+		}
+		return func(k []byte) bool { return f.Insert(k) == nil }, f.Lookup
+	}},
+	{"seiflotfy", func(slots uint64) (func([]byte) bool, func([]byte) bool) {
+		f := sfcf.NewFilter(uint(slots)) // nextPow2(slots)/4 buckets of 4 one-byte slots
+		return f.Insert, f.Lookup
+	}},
+}
+
+var cuckooFilled sync.Map // name -> lookup func
+
+func filledCuckoo(b testing.TB, im cuckooImpl) func([]byte) bool {
+	if v, ok := cuckooFilled.Load(im.name); ok {
+		return v.(func([]byte) bool)
+	}
+	ins, look := im.new(cfSlots)
+	var k [16]byte
+	for c := uint64(0); c < cfKeys; c++ {
+		putKey(k[:], c)
+		if !ins(k[:]) {
+			b.Fatalf("%s: insert %d failed at %.1f%% load", im.name, c, 100*float64(c)/cfSlots)
+		}
+	}
+	cuckooFilled.Store(im.name, look)
+	return look
+}
+
+// BenchmarkCuckooInsert: ns per insert while filling an empty 2^20-slot
+// filter to 90% load (run with -benchtime 943718x to fill exactly once).
+func BenchmarkCuckooInsert(b *testing.B) {
+	for r := 0; r < rounds(); r++ {
+		for _, im := range cuckooImpls {
+			b.Run("impl="+im.name, func(b *testing.B) {
+				ins, _ := im.new(cfSlots)
+				var k [16]byte
+				fails := 0
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if i > 0 && i%cfKeys == 0 {
+						b.StopTimer()
+						ins, _ = im.new(cfSlots)
+						b.StartTimer()
+					}
+					putKey(k[:], uint64(i%cfKeys))
+					if !ins(k[:]) {
+						fails++
+					}
+				}
+				if fails > 0 {
+					b.Fatalf("%d inserts failed", fails)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkCuckooLookup: ns per lookup in a filter at 90% load, of members
+// (random order) and of non-members.
+func BenchmarkCuckooLookup(b *testing.B) {
+	for _, probe := range []string{"member", "nonmember"} {
+		b.Run("probe="+probe, func(b *testing.B) {
+			for r := 0; r < rounds(); r++ {
+				for _, im := range cuckooImpls {
+					b.Run("impl="+im.name, func(b *testing.B) {
+						look := filledCuckoo(b, im)
+						var k [16]byte
+						hits := 0
+						b.ResetTimer()
+						for i := 0; i < b.N; i++ {
+							r := mix(uint64(i) ^ defaultSeed)
+							c := nonMember | r>>1
+							if probe == "member" {
+								c, _ = bits.Mul64(r, cfKeys)
+							}
+							putKey(k[:], c)
+							if look(k[:]) {
+								hits++
+							}
+						}
+						b.StopTimer()
+						if probe == "member" && hits != b.N {
+							b.Fatalf("%d false negatives", b.N-hits)
+						}
+					})
+				}
+			}
+		})
+	}
+}
+
+// TestCuckooOverfill: a 1,024-slot filter (256 buckets × 4, 8-bit
+// fingerprints, no growth), 5,000 distinct inserts; every key whose insert
+// reported success must still be found.
+func TestCuckooOverfill(t *testing.T) {
+	for _, im := range cuckooImpls {
+		ins, look := im.new(1024)
+		var k [16]byte
+		var ok []uint64
+		for c := uint64(0); c < 5000; c++ {
+			putKey(k[:], c)
+			if ins(k[:]) {
+				ok = append(ok, c)
+			}
+		}
+		lost := 0
+		for _, c := range ok {
+			putKey(k[:], c)
+			if !look(k[:]) {
+				lost++
+			}
+		}
+		t.Logf("%-10s accepted %4d of 5000, lost (accepted but not found) %d", im.name, len(ok), lost)
+		if im.name == "probly" && lost != 0 {
+			t.Errorf("probly lost %d accepted keys", lost)
+		}
+	}
+}
+
+// TestCuckooFPR: measured FPR on 1M non-members at 90% load.
+func TestCuckooFPR(t *testing.T) {
+	for _, im := range cuckooImpls {
+		look := filledCuckoo(t, im)
+		var k [16]byte
+		fp := 0
+		for c := uint64(0); c < 1_000_000; c++ {
+			putKey(k[:], nonMember|c)
+			if look(k[:]) {
+				fp++
+			}
+		}
+		t.Logf("%-10s FPR %.4f%% (bits/key %.2f)", im.name, 100*float64(fp)/1e6, float64(cfSlots*8)/cfKeys)
+	}
+}
+
+// ---------------------------------------------------------------- HLL
+
+const hllPrefill = 200_000 // far past the sparse→dense switch of both
+
+func denseProbly(b testing.TB) *hll.Sketch {
+	s, err := hll.New(14)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var k [16]byte
+	for c := uint64(0); c < hllPrefill; c++ {
+		putKey(k[:], nonMember|c)
+		s.Add(k[:])
+	}
+	if s.Stats().Sparse {
+		b.Fatal("probly sketch still sparse")
+	}
+	return s
+}
+
+func denseAxiom() *axhll.Sketch {
+	s := axhll.New14()
+	var k [16]byte
+	for c := uint64(0); c < hllPrefill; c++ {
+		putKey(k[:], nonMember|c)
+		s.Insert(k[:])
+	}
+	s.Estimate() // drain any sparse/tmp state
+	return s
+}
+
+// BenchmarkHLLInsert: dense insert, ns per element (hashing included).
+func BenchmarkHLLInsert(b *testing.B) {
+	for r := 0; r < rounds(); r++ {
+		benchHLLInsertOnce(b)
+	}
+}
+
+func benchHLLInsertOnce(b *testing.B) {
+	b.Run("impl=probly", func(b *testing.B) {
+		s := denseProbly(b)
+		var k [16]byte
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			putKey(k[:], uint64(i))
+			s.Add(k[:])
+		}
+	})
+	b.Run("impl=axiomhq", func(b *testing.B) {
+		s := denseAxiom()
+		var k [16]byte
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			putKey(k[:], uint64(i))
+			s.Insert(k[:])
+		}
+	})
+}
+
+// BenchmarkHLLCount: estimate of a dense sketch. probly caches the estimate
+// (as PFCOUNT does): "cached" calls Count repeatedly; "uncached" first
+// raises one register with AddHash so the cache is invalid every time.
+// axiomhq has no cache: Estimate recomputes on every call.
+func BenchmarkHLLCount(b *testing.B) {
+	for r := 0; r < rounds(); r++ {
+		benchHLLCountOnce(b)
+	}
+}
+
+func benchHLLCountOnce(b *testing.B) {
+	var sink uint64
+	b.Run("mode=cached/impl=probly", func(b *testing.B) {
+		s := denseProbly(b)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			sink += s.Count()
+		}
+	})
+	b.Run("mode=uncached/impl=probly", func(b *testing.B) {
+		s := denseProbly(b)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			reg := uint64(i % 16384)
+			cnt := 25 + uint64(i/16384)%26 // run length 25…50 (> any prefilled value)
+			s.AddHash(reg | 1<<(14+cnt-1))
+			sink += s.Count()
+		}
+	})
+	for _, mode := range []string{"cached", "uncached"} {
+		b.Run("mode="+mode+"/impl=axiomhq", func(b *testing.B) {
+			s := denseAxiom()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				sink += s.Estimate()
+			}
+		})
+	}
+	_ = sink
+}
+
+// ---------------------------------------------------------------- Bloom family
+
+const (
+	famN      = 1_000_000
+	stableM   = 10_000_000 // stable filters: cells
+	stableD   = 2          // bits per cell
+	scaleHint = 100_000    // scalable filters start at 100k, growth 2, tightening 0.8 (BoomFilters' r)
+)
+
+type famImpl struct {
+	name string
+	// new returns add, test and (after adds) the size in bytes.
+	new  func() (add func([]byte), test func([]byte) bool, size func() uint64)
+	many func() (add func([]byte), testMany func([][]byte, []bool) []bool)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+var famImpls = []famImpl{
+	{name: "probly-classic", new: func() (func([]byte), func([]byte) bool, func() uint64) {
+		f := must(bloom.New(famN, fpRate))
+		return func(k []byte) { f.Add(k) }, f.Test, f.SizeBytes
+	}, many: func() (func([]byte), func([][]byte, []bool) []bool) {
+		f := must(bloom.New(famN, fpRate))
+		return func(k []byte) { f.Add(k) }, f.TestMany
+	}},
+	{name: "probly-sbbf", new: func() (func([]byte), func([]byte) bool, func() uint64) {
+		f := must(bloom.NewSBBF(famN, fpRate))
+		return func(k []byte) { f.Add(k) }, f.Test, f.SizeBytes
+	}, many: func() (func([]byte), func([][]byte, []bool) []bool) {
+		f := must(bloom.NewSBBF(famN, fpRate))
+		return func(k []byte) { f.Add(k) }, f.TestMany
+	}},
+	{name: "bitsandblooms", new: func() (func([]byte), func([]byte) bool, func() uint64) {
+		f := bab.NewWithEstimates(famN, fpRate)
+		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return uint64(f.Cap()+63) / 64 * 8 }
+	}},
+	{name: "probly-counting", new: func() (func([]byte), func([]byte) bool, func() uint64) {
+		f := must(bloom.NewCounting(famN, fpRate))
+		return f.Add, f.Test, f.SizeBytes
+	}},
+	{name: "boom-counting", new: func() (func([]byte), func([]byte) bool, func() uint64) {
+		f := boom.NewCountingBloomFilter(famN, 4, fpRate)
+		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return uint64(f.Capacity()) * 4 / 8 }
+	}},
+	{name: "probly-scalable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
+		f := must(bloom.NewScalable(bloom.ScalableConfig{Capacity: scaleHint, ErrorRate: fpRate, Growth: 2, Tightening: 0.8}))
+		return func(k []byte) { must(f.Add(k)) }, f.Test, f.SizeBytes
+	}},
+	{name: "boom-scalable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
+		f := boom.NewScalableBloomFilter(scaleHint, fpRate, 0.8)
+		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return uint64(f.Capacity()) / 8 }
+	}},
+	{name: "probly-stable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
+		f := must(bloom.NewStable(stableM, stableD, fpRate))
+		f.SetRandSeed(1)
+		return f.Add, f.Test, f.SizeBytes
+	}},
+	{name: "boom-stable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
+		f := boom.NewStableBloomFilter(stableM, stableD, fpRate)
+		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return uint64(f.Cells()) * stableD / 8 }
+	}},
+}
+
+// binaryFuse8 builds a BinaryFuse8 from the xxh3 hashes of keys 0…n−1.
+func binaryFuse8(n uint64) *xorf.BinaryFuse8 {
+	hs := make([]uint64, n)
+	var k [16]byte
+	for c := range hs {
+		putKey(k[:], uint64(c))
+		hs[c] = xxh3.Hash(k[:])
+	}
+	return must(xorf.PopulateBinaryFuse8(hs))
+}
+
+var famFilled sync.Map // name -> test func
+
+func filledFam(im famImpl) func([]byte) bool {
+	if v, ok := famFilled.Load(im.name); ok {
+		return v.(func([]byte) bool)
+	}
+	add, test, _ := im.new()
+	var k [16]byte
+	for c := uint64(0); c < famN; c++ {
+		putKey(k[:], c)
+		add(k[:])
+	}
+	famFilled.Store(im.name, test)
+	return test
+}
+
+// BenchmarkFamilyAdd: ns per add into a fresh filter (use -benchtime
+// 1000000x: exactly 1M keys). xorfilter: hashing the keys plus building the
+// static filter, per key.
+func BenchmarkFamilyAdd(b *testing.B) {
+	for r := 0; r < rounds(); r++ {
+		benchFamilyAddOnce(b)
+	}
+}
+
+func benchFamilyAddOnce(b *testing.B) {
+	for _, im := range famImpls {
+		b.Run("impl="+im.name, func(b *testing.B) {
+			add, _, _ := im.new()
+			var k [16]byte
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				putKey(k[:], uint64(i))
+				add(k[:])
+			}
+		})
+	}
+	b.Run("impl=xor-binaryfuse8", func(b *testing.B) {
+		binaryFuse8(uint64(b.N))
+	})
+}
+
+// BenchmarkFamilyTest: ns per Test on a filter holding 1M keys, half
+// members, half non-members (probeCounter, as BenchmarkBloomTest).
+func BenchmarkFamilyTest(b *testing.B) {
+	for r := 0; r < rounds(); r++ {
+		benchFamilyTestOnce(b)
+	}
+}
+
+func benchFamilyTestOnce(b *testing.B) {
+	for _, im := range famImpls {
+		b.Run("impl="+im.name, func(b *testing.B) {
+			test := filledFam(im)
+			var k [16]byte
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				putKey(k[:], probeCounter(uint64(i), famN))
+				test(k[:])
+			}
+		})
+	}
+	b.Run("impl=xor-binaryfuse8", func(b *testing.B) {
+		var f *xorf.BinaryFuse8
+		if v, ok := famFilled.Load("xor"); ok {
+			f = v.(*xorf.BinaryFuse8)
+		} else {
+			f = binaryFuse8(famN)
+			famFilled.Store("xor", f)
+		}
+		var k [16]byte
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			putKey(k[:], probeCounter(uint64(i), famN))
+			f.Contains(xxh3.Hash(k[:]))
+		}
+	})
+}
+
+// BenchmarkFamilyTestMany: probly classic and SBBF TestMany, batches of
+// 1024 keys, ns per key.
+func BenchmarkFamilyTestMany(b *testing.B) {
+	for r := 0; r < rounds(); r++ {
+		for _, im := range famImpls {
+			if im.many == nil {
+				continue
+			}
+			b.Run("impl="+im.name, func(b *testing.B) {
+				v, ok := famFilled.Load(im.name + "/many")
+				if !ok {
+					add, tm := im.many()
+					var k [16]byte
+					for c := uint64(0); c < famN; c++ {
+						putKey(k[:], c)
+						add(k[:])
+					}
+					v = tm
+					famFilled.Store(im.name+"/many", v)
+				}
+				tm := v.(func([][]byte, []bool) []bool)
+				buf := make([]byte, 16*batch)
+				keys := make([][]byte, batch)
+				for j := range keys {
+					keys[j] = buf[16*j : 16*j+16]
+				}
+				out := make([]bool, batch)
+				b.ResetTimer()
+				for i := 0; i < b.N; i += batch {
+					nb := min(batch, b.N-i)
+					for j := 0; j < nb; j++ {
+						putKey(keys[j], probeCounter(uint64(i+j), famN))
+					}
+					out = tm(keys[:nb], out[:0])
+				}
+			})
+		}
+	}
+}
+
+// TestFamilyFPR: bits/key and measured FPR on 1M non-members after 1M adds.
+func TestFamilyFPR(t *testing.T) {
+	var k [16]byte
+	for _, im := range famImpls {
+		add, test, size := im.new()
+		for c := uint64(0); c < famN; c++ {
+			putKey(k[:], c)
+			add(k[:])
+		}
+		fp := 0
+		for c := uint64(0); c < famN; c++ {
+			putKey(k[:], nonMember|c)
+			if test(k[:]) {
+				fp++
+			}
+		}
+		t.Logf("%s", fmt.Sprintf("| %-17s | %6.2f | %.3f%% |", im.name, float64(size()*8)/famN, 100*float64(fp)/famN))
+	}
+	f := binaryFuse8(famN)
+	fp := 0
+	for c := uint64(0); c < famN; c++ {
+		putKey(k[:], nonMember|c)
+		if f.Contains(xxh3.Hash(k[:])) {
+			fp++
+		}
+	}
+	t.Logf("| %-17s | %6.2f | %.3f%% |", "xor-binaryfuse8", float64(len(f.Fingerprints)*8)/famN, 100*float64(fp)/famN)
+}

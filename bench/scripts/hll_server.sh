@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Server benchmark: PFADD / PFCOUNT, probly serve against redis-server, with
+# redis-benchmark, 50 clients, pipeline 1 and 16, both servers up at the same
+# time and the tests interleaved round by round (as scripts/server.sh).
+#
+#   bench/scripts/hll_server.sh [ROUNDS] > hll-server.csv
+#
+# Servers (free loopback ports, 16394-16395 by default):
+#   redis    redis-server --save '' --appendonly no     (no persistence)
+#   probly   probly serve --metrics-addr off --save '' --dir <temp>
+#            (its default AOF, appendfsync everysec, stays on)
+# CSV: round,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms
+set -euo pipefail
+ROUNDS=${1:-2}
+N1=${N1:-200000}    # requests per test at -P 1
+N16=${N16:-1000000} # requests per test at -P 16
+RPORT=${RPORT:-16394}
+PPORT=${PPORT:-16395}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+TMP=$(mktemp -d /tmp/probly-hllbench.XXXXXX)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+(cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
+mkdir -p "$TMP/redis" "$TMP/probly"
+redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP/redis" --daemonize no >"$TMP/redis.log" 2>&1 &
+PIDS+=($!)
+"$TMP/bin/probly" serve --addr "127.0.0.1:$PPORT" --dir "$TMP/probly" --metrics-addr off --save '' >"$TMP/probly.log" 2>&1 &
+PIDS+=($!)
+for port in "$RPORT" "$PPORT"; do
+	for i in $(seq 300); do
+		redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break
+		if [ "$i" = 300 ]; then echo "server on port $port did not start:" >&2; cat "$TMP"/*.log >&2; exit 1; fi
+		sleep 0.1
+	done
+done
+
+run() {
+	local name=$1 port=$2 pipe=$3 n=$4
+	shift 4
+	redis-benchmark -p "$port" -c 50 -n "$n" -P "$pipe" -r 1000000 --csv "$@" |
+		tail -n +2 | tr -d '"' | while IFS=, read -r _ rps avg min p50 p95 p99 max; do
+		echo "$round,$name,$pipe,$1,$rps,$avg,$min,$p50,$p95,$p99,$max"
+	done
+}
+
+echo "round,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms"
+for round in $(seq "$ROUNDS"); do
+	for pipe in 1 16; do
+		n=$N1
+		[ "$pipe" = 16 ] && n=$N16
+		run redis "$RPORT" "$pipe" "$n" PFADD hll __rand_int__
+		run probly "$PPORT" "$pipe" "$n" PFADD hll __rand_int__
+		run redis "$RPORT" "$pipe" "$n" PFCOUNT hll
+		run probly "$PPORT" "$pipe" "$n" PFCOUNT hll
+	done
+done
+# Final check: both keys dense, estimates close.
+echo "# redis  PFCOUNT=$(redis-cli -p "$RPORT" PFCOUNT hll)" >&2
+echo "# probly PFCOUNT=$(redis-cli -p "$PPORT" PFCOUNT hll)" >&2
