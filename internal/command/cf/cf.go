@@ -265,35 +265,29 @@ func (h *handlers) reserve(c *command.Ctx) {
 		return
 	}
 	p := h.s.defaults(0)
-	if v, found, ok := reserveOption(args, "MAXITERATIONS"); !ok {
-		c.R.Error(errParseMaxIter)
-		return
-	} else if found {
-		if v < 1 || v > rediscuckoo.MaxIterations {
-			c.R.Error(errMaxIterRange)
+	// Checked in RedisBloom's order; each option's parse and range errors.
+	for _, o := range []struct {
+		name               string
+		min, max           int64
+		parseErr, rangeErr string
+		dst                *uint16
+	}{
+		{"MAXITERATIONS", 1, rediscuckoo.MaxIterations, errParseMaxIter, errMaxIterRange, &p.MaxIterations},
+		{"BUCKETSIZE", 1, rediscuckoo.MaxBucketSize, errParseBucketSize, errBucketSizeRange, &p.BucketSize},
+		{"EXPANSION", 0, rediscuckoo.MaxExpansion, errParseExpansion, errExpansionRange, &p.Expansion},
+	} {
+		v, found, ok := reserveOption(args, o.name)
+		switch {
+		case !ok:
+			c.R.Error(o.parseErr)
+			return
+		case !found:
+			continue
+		case v < o.min || v > o.max:
+			c.R.Error(o.rangeErr)
 			return
 		}
-		p.MaxIterations = uint16(v)
-	}
-	if v, found, ok := reserveOption(args, "BUCKETSIZE"); !ok {
-		c.R.Error(errParseBucketSize)
-		return
-	} else if found {
-		if v < 1 || v > rediscuckoo.MaxBucketSize {
-			c.R.Error(errBucketSizeRange)
-			return
-		}
-		p.BucketSize = uint16(v)
-	}
-	if v, found, ok := reserveOption(args, "EXPANSION"); !ok {
-		c.R.Error(errParseExpansion)
-		return
-	} else if found {
-		if v < 0 || v > rediscuckoo.MaxExpansion {
-			c.R.Error(errExpansionRange)
-			return
-		}
-		p.Expansion = uint16(v)
+		*o.dst = uint16(v)
 	}
 	if 2*int64(p.BucketSize) > capacity || capacity > rediscuckoo.MaxCapacity {
 		c.R.Error(errCapacityRange)
