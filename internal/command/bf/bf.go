@@ -40,9 +40,9 @@ import (
 
 // Reply strings (RedisBloom 8.x; spec §1.1–§1.2).
 const (
-	errWrongType      = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errWrongType      = command.ErrWrongType
 	errNotFound       = "ERR not found"
-	errItemExists     = "ERR item exists"
+	errItemExists     = command.ErrItemExists
 	errBadErrorRate   = "ERR bad error rate"
 	errErrorRange     = "ERR error rate must be in the range (0.000000, 1.000000)"
 	errBadCapacity    = "ERR bad capacity"
@@ -161,52 +161,16 @@ func reserveNew(c *command.Ctx, key []byte, p redisbloom.Params, budget uint64) 
 	return false
 }
 
-// createKey creates key with p unless it exists (BF.RESERVE, _BF.CREATE).
-// The filter is allocated outside the shard lock.
+// createKey creates key with p unless it exists (BF.RESERVE,
+// _BF.CREATE); see command.CreateKey.
 func (h *handlers) createKey(c *command.Ctx, key []byte, p redisbloom.Params) {
-	status := ""
-	c.Store.View(key, func(v keyspace.Value) {
-		switch _, st := asChain(v); st {
-		case keyBloom:
-			status = errItemExists
-		case keyWrongType:
-			status = errWrongType
-		}
-	})
-	if status != "" {
-		c.R.Error(status)
-		return
-	}
 	budget := h.s.budgetFor(c)
-	if !reserveNew(c, key, p, budget) {
-		return
-	}
-	ch, err := redisbloom.New(p, budget)
-	if err != nil {
-		c.R.Error(err.Error())
-		return
-	}
-	seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-		switch _, st := asChain(tx.Value); st {
-		case keyBloom:
-			status = errItemExists
-			return
-		case keyWrongType:
-			status = errWrongType
-			return
-		}
-		tx.Set(ch)
-		_ = tx.Log(createRecord(key, p)...) // error returned by Update
+	command.CreateKey(c, key, command.Creator{
+		TypeName: redisbloom.TypeName,
+		Size:     func() (uint64, bool) { return redisbloom.NewMemoryUsage(p, budget) },
+		Build:    func() (keyspace.Value, error) { return redisbloom.New(p, budget) },
+		Record:   createRecord(key, p),
 	})
-	c.Seq = seq
-	switch {
-	case status != "":
-		c.R.Error(status)
-	case lerr != nil:
-		logFailed(c, lerr)
-	default:
-		c.R.OK()
-	}
 }
 
 // argIndex is RMUtil_ArgIndex: the first argv position (0 = command name)

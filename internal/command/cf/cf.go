@@ -49,9 +49,9 @@ import (
 
 // Reply strings (RedisBloom 8.x; spec §1.1, §2.1).
 const (
-	errWrongType       = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errWrongType       = command.ErrWrongType
 	errNotFound        = "ERR not found"
-	errItemExists      = "ERR item exists"
+	errItemExists      = command.ErrItemExists
 	errBadCapacity     = "Bad capacity"
 	errParseMaxIter    = "Couldn't parse MAXITERATIONS"
 	errMaxIterRange    = "MAXITERATIONS: value must be in the range [1, 65535]"
@@ -185,52 +185,16 @@ func reserveNew(c *command.Ctx, key []byte, p rediscuckoo.Params, budget uint64)
 	return false
 }
 
-// createKey creates key with p unless it exists (CF.RESERVE, _CF.CREATE).
-// The filter is allocated outside the shard lock.
+// createKey creates key with p unless it exists (CF.RESERVE,
+// _CF.CREATE); see command.CreateKey.
 func (h *handlers) createKey(c *command.Ctx, key []byte, p rediscuckoo.Params) {
-	status := ""
-	c.Store.View(key, func(v keyspace.Value) {
-		switch _, st := asFilter(v); st {
-		case keyCuckoo:
-			status = errItemExists
-		case keyWrongType:
-			status = errWrongType
-		}
-	})
-	if status != "" {
-		c.R.Error(status)
-		return
-	}
 	budget := h.s.budgetFor(c)
-	if !reserveNew(c, key, p, budget) {
-		return
-	}
-	f, err := rediscuckoo.New(p, budget)
-	if err != nil {
-		c.R.Error(err.Error())
-		return
-	}
-	seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-		switch _, st := asFilter(tx.Value); st {
-		case keyCuckoo:
-			status = errItemExists
-			return
-		case keyWrongType:
-			status = errWrongType
-			return
-		}
-		tx.Set(f)
-		_ = tx.Log(createRecord(key, p)...) // error returned by Update
+	command.CreateKey(c, key, command.Creator{
+		TypeName: rediscuckoo.TypeName,
+		Size:     func() (uint64, bool) { return rediscuckoo.NewMemoryUsage(p, budget) },
+		Build:    func() (keyspace.Value, error) { return rediscuckoo.New(p, budget) },
+		Record:   createRecord(key, p),
 	})
-	c.Seq = seq
-	switch {
-	case status != "":
-		c.R.Error(status)
-	case lerr != nil:
-		logFailed(c, lerr)
-	default:
-		c.R.OK()
-	}
 }
 
 // reserveOption finds option name anywhere in argv (RMUtil_ArgIndex) and
