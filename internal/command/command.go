@@ -192,6 +192,25 @@ func (t *Table) All() []*Spec {
 	return out
 }
 
+// Public returns every spec clients may call: All without the internal
+// commands (see IsInternal). COMMAND and COMMAND COUNT list these.
+func (t *Table) Public() []*Spec {
+	out := make([]*Spec, 0, len(t.m))
+	for name, s := range t.m {
+		if !IsInternal([]byte(name)) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// IsInternal reports whether name is an internal command ("_bf.create",
+// "_cf.add" …): a canonical log record that recovery and the change-stream
+// follower run through the table, but that clients may not send (it skips
+// checks such as cf-max-expansions that the original command made). The
+// server answers it as an unknown command.
+func IsInternal(name []byte) bool { return len(name) > 0 && name[0] == '_' }
+
 // ArityError is the Redis core error for a wrong argument count.
 func ArityError(name string) string {
 	return "ERR wrong number of arguments for '" + name + "' command"

@@ -721,7 +721,7 @@ func (c *client) dispatch(args [][]byte) string {
 // lookup finds a command, lowercasing ASCII into a per-connection buffer
 // so the common path does not allocate.
 func (c *client) lookup(name []byte) *command.Spec {
-	if len(name) > c.s.maxName {
+	if len(name) > c.s.maxName || command.IsInternal(name) {
 		return nil
 	}
 	c.lower = c.lower[:0]

@@ -840,3 +840,18 @@ func TestLargeRepliesFlushedInParts(t *testing.T) {
 		t.Fatalf("Wait calls = %v, want one wait for the DEL before the first flush", w)
 	}
 }
+
+// TestInternalCommandsRefused: log-record commands ("_..." names) run only
+// in recovery and the follower; a client gets "unknown command".
+func TestInternalCommandsRefused(t *testing.T) {
+	called := false
+	internal := &command.Spec{Name: "_x.create", Arity: -1, Flags: command.FlagWrite, Handler: func(c *command.Ctx) { called = true; c.R.OK() }}
+	e := start(t, nil, internal)
+	r := e.raw(t)
+	if got := r.do("_X.CREATE", "k"); got != "-ERR unknown command '_X.CREATE', with args beginning with: 'k' \r\n" || called {
+		t.Fatalf("_X.CREATE = %q (handler called: %v)", got, called)
+	}
+	if got := r.do("COMMAND", "INFO", "_x.create"); got != r.do("COMMAND", "INFO", "nosuchcommand") {
+		t.Fatalf("COMMAND INFO _x.create = %q", got)
+	}
+}

@@ -124,7 +124,7 @@ func groupOf(name string) string {
 
 // sortedSpecs returns the table's top-level commands by name.
 func sortedSpecs(t *command.Table) []*command.Spec {
-	all := t.All()
+	all := t.Public()
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }
@@ -132,6 +132,9 @@ func sortedSpecs(t *command.Table) []*command.Spec {
 // lookupFull finds "name" or "container|sub".
 func lookupFull(t *command.Table, name string) *command.Spec {
 	base, sub, isSub := strings.Cut(name, "|")
+	if command.IsInternal([]byte(base)) {
+		return nil
+	}
 	s := t.Lookup([]byte(base))
 	if s == nil || !isSub {
 		return s
@@ -226,7 +229,7 @@ func commandAll(c *command.Ctx) {
 	}
 }
 
-func commandCount(c *command.Ctx) { c.R.Int(int64(len(c.Server.Table().All()))) }
+func commandCount(c *command.Ctx) { c.R.Int(int64(len(c.Server.Table().Public()))) }
 
 // commandInfo implements COMMAND INFO [name …]; unknown names give nil.
 func commandInfo(c *command.Ctx) {
