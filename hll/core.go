@@ -157,6 +157,33 @@ func denseSet(r []byte, index int, count uint8) bool {
 	return false
 }
 
+// denseAdd is AddHash on a dense string b (header included): it raises the
+// register the hash selects and invalidates the cached cardinality. It is
+// the hot path of Add, written to stay branch-free on the register's bit
+// offset: it reads the two bytes a register can span (the second is the
+// first again for the last byte, which no register straddles, since m·6
+// is a multiple of 8), so a random offset costs no branch misprediction.
+func denseAdd(l *params, b []byte, h uint64) bool {
+	index := uint(h) & uint(l.m-1)
+	count := uint16(bits.TrailingZeros64(h>>l.p|1<<l.q) + 1)
+	bit := index * regBits
+	i := hdrSize + bit>>3
+	j := i + 1
+	if j >= uint(len(b)) {
+		j = i
+	}
+	sh := bit & 7
+	w := uint16(b[i]) | uint16(b[j])<<8
+	if (w>>sh)&regMax >= count {
+		return false
+	}
+	w = w&^(regMax<<sh) | count<<sh
+	b[j] = byte(w >> 8) // first, so that b[i] wins when j == i
+	b[i] = byte(w)
+	b[cacheByte] |= cacheBit
+	return true
+}
+
 // denseHisto adds the histogram of m packed registers to h. It reads eight
 // registers (six bytes) per step and counts into two interleaved tables, so
 // consecutive equal registers do not wait on each other's increments.

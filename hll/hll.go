@@ -158,7 +158,13 @@ func (s *Sketch) Precision() uint8 { return s.l.p }
 // Add adds an element (hashed with MurmurHash64A, seed 0xadc83b19) and
 // reports whether a register changed. At precision 14 this is exactly
 // "PFADD key element".
-func (s *Sketch) Add(elem []byte) bool { return s.AddHash(Hash(elem)) }
+func (s *Sketch) Add(elem []byte) bool {
+	h := Hash(elem)
+	if b := s.b; b[4] == encDense {
+		return denseAdd(s.l, b, h)
+	}
+	return s.AddHash(h)
+}
 
 // AddString is Add for a string.
 func (s *Sketch) AddString(elem string) bool { return s.AddHash(Hash([]byte(elem))) }
@@ -167,6 +173,9 @@ func (s *Sketch) AddString(elem string) bool { return s.AddHash(Hash([]byte(elem
 // register, the run of zeros above them gives its value. It reports
 // whether a register changed.
 func (s *Sketch) AddHash(h uint64) bool {
+	if b := s.b; b[4] == encDense {
+		return denseAdd(s.l, b, h)
+	}
 	index, count := patLen(s.l, h)
 	b, changed, err := setRegister(s.l, s.b, index, count, s.sparseMax)
 	if err != nil {

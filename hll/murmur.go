@@ -17,16 +17,16 @@ func murmurHash64A(data []byte, seed uint64) uint64 {
 	const m = 0xc6a4a7935bd1e995
 	const r = 47
 	h := seed ^ (uint64(len(data)) * m)
-	n := len(data) &^ 7
-	for i := 0; i < n; i += 8 {
-		k := binary.LittleEndian.Uint64(data[i:])
+	for len(data) >= 8 {
+		k := binary.LittleEndian.Uint64(data)
+		data = data[8:]
 		k *= m
 		k ^= k >> r
 		k *= m
 		h ^= k
 		h *= m
 	}
-	tail := data[n:]
+	tail := data
 	switch len(tail) {
 	case 7:
 		h ^= uint64(tail[6]) << 48

@@ -61,7 +61,12 @@ func RedisAdd(b []byte, elems [][]byte, sparseMaxBytes int) (out []byte, changed
 		b = withTerm(b, min(len(b), 300))
 	}
 	for _, e := range elems {
-		index, count := patLen(l, Hash(e))
+		h := Hash(e)
+		if b[4] == encDense {
+			changed = denseAdd(l, b, h) || changed
+			continue
+		}
+		index, count := patLen(l, h)
 		nb, ch, err := setRegister(l, b, index, count, sparseMaxBytes)
 		if err != nil {
 			return b, changed, err
