@@ -12,23 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/probly/probly/internal/hashing"
 )
-
-// The private MurmurHash64A copy must stay identical to internal/hashing's.
-func TestMurmurMatchesInternalHashing(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 1))
-	for n := 0; n < 200; n++ {
-		b := make([]byte, n%41)
-		for i := range b {
-			b[i] = byte(rng.Uint32())
-		}
-		seed := rng.Uint64()
-		if a, h := murmurHash64A(b, seed), hashing.MurmurHash64A(b, seed); a != h {
-			t.Fatalf("%x seed %x: %x vs %x", b, seed, a, h)
-		}
-	}
-}
 
 func TestNewAndPrecision(t *testing.T) {
 	for _, p := range []uint8{0, 3, 19, 255} {

@@ -13,56 +13,11 @@
 // no allocations.
 package hashing
 
-import "encoding/binary"
-
-const (
-	murmurM = 0xc6a4a7935bd1e995
-	murmurR = 47
-)
+import "github.com/probly/probly/hll"
 
 // MurmurHash64A returns the 64-bit MurmurHash2 (variant 64A) of data with
-// the given seed: h = seed ^ (len·m), 8-byte little-endian blocks, a tail
-// of up to 7 bytes, and the final avalanche.
-func MurmurHash64A(data []byte, seed uint64) uint64 {
-	h := seed ^ (uint64(len(data)) * murmurM)
-	n := len(data) &^ 7
-	for i := 0; i < n; i += 8 {
-		k := binary.LittleEndian.Uint64(data[i:])
-		k *= murmurM
-		k ^= k >> murmurR
-		k *= murmurM
-		h ^= k
-		h *= murmurM
-	}
-	tail := data[n:]
-	switch len(tail) {
-	case 7:
-		h ^= uint64(tail[6]) << 48
-		fallthrough
-	case 6:
-		h ^= uint64(tail[5]) << 40
-		fallthrough
-	case 5:
-		h ^= uint64(tail[4]) << 32
-		fallthrough
-	case 4:
-		h ^= uint64(tail[3]) << 24
-		fallthrough
-	case 3:
-		h ^= uint64(tail[2]) << 16
-		fallthrough
-	case 2:
-		h ^= uint64(tail[1]) << 8
-		fallthrough
-	case 1:
-		h ^= uint64(tail[0])
-		h *= murmurM
-	}
-	h ^= h >> murmurR
-	h *= murmurM
-	h ^= h >> murmurR
-	return h
-}
+// the given seed. It is hll.MurmurHash64A (the one copy in the project).
+func MurmurHash64A(data []byte, seed uint64) uint64 { return hll.MurmurHash64A(data, seed) }
 
 // RedisBloomSeed is the seed of the first hash of RedisBloom's 64-bit
 // filters (equal to the Murmur multiplier constant).
