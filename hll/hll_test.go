@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
 )
 
 func TestNewAndPrecision(t *testing.T) {
