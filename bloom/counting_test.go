@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 )
@@ -193,9 +194,9 @@ func TestCountingRepeatedProbes(t *testing.T) {
 // in -short mode.
 func TestCountingOver2To32Counters(t *testing.T) {
 	if testing.Short() {
-		t.Skip("allocates 2 GiB")
+		t.Skip("allocates 3 GiB")
 	}
-	const m = 1<<32 + 64
+	const m = 1<<32 + 1<<31
 	c, err := NewCountingWithMK(m, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +227,7 @@ func TestCountingOver2To32Counters(t *testing.T) {
 				t.Fatalf("%v: counter %d is 0", p, x)
 			}
 			// Not truncated: the counter at x mod 2^32 is untouched.
-			if y := x & (1<<32 - 1); y < 1<<31 && c.counter(y) != 0 {
+			if y := x & (1<<32 - 1); y != x && y < 1<<31 && c.counter(y) != 0 {
 				t.Fatalf("counter %d (= %d mod 2^32) set: truncated index", y, x)
 			}
 		}
@@ -247,6 +248,85 @@ func TestCountingOver2To32Counters(t *testing.T) {
 	if c.counter(1<<32+5) != 0 || c.counter(m-1) != 0 {
 		t.Fatal("counters not back to 0")
 	}
+
+	// Random items over the whole range, against a model of every counter
+	// they touch: (h1 + i·h2) mod m in wrapping 64-bit arithmetic, the
+	// documented position formula. A third of the positions lie beyond 2^32, so a
+	// truncated index or a 32-bit offset anywhere shows up as a wrong
+	// counter. Items are added 1, 2 or 20 times (20 saturates at 15).
+	rng := rand.New(rand.NewPCG(42, 7))
+	model := map[uint64]uint64{}
+	type item struct{ h1, h2, times uint64 }
+	items := make([]item, 0, 20000)
+	beyond := 0
+	for len(items) < cap(items) {
+		it := item{h1: rng.Uint64(), h2: rng.Uint64(), times: []uint64{1, 2, 20}[rng.IntN(3)]}
+		seen := map[uint64]bool{}
+		dup := false
+		for i := uint64(0); i < 3; i++ {
+			x := (it.h1 + i*it.h2) % m
+			dup = dup || seen[x]
+			seen[x] = true
+		}
+		if dup {
+			continue // an item hitting one counter twice is covered above
+		}
+		for x := range seen {
+			model[x] += it.times
+			if x > 1<<32 {
+				beyond++
+			}
+		}
+		for r := uint64(0); r < it.times; r++ {
+			c.AddHash(it.h1, it.h2)
+		}
+		items = append(items, it)
+	}
+	if beyond < len(items)/2 {
+		t.Fatalf("test setup: only %d of %d positions beyond 2^32", beyond, 3*len(items))
+	}
+	check := func(stage string) {
+		t.Helper()
+		for x, want := range model {
+			if want > CounterMax {
+				want = CounterMax
+			}
+			if got := c.counter(x); got != want {
+				t.Fatalf("%s: counter %d = %d, model %d", stage, x, got, want)
+			}
+		}
+	}
+	check("after adds")
+	for _, it := range items {
+		want := it.times
+		if want > CounterMax {
+			want = CounterMax
+		}
+		if got := uint64(c.CountHash(it.h1, it.h2)); got < want {
+			t.Fatalf("item %+v: Count %d < %d", it, got, want)
+		}
+	}
+	// Remove one copy of every item added once or twice whose counters are
+	// not saturated: the model drops by one on each of its counters.
+	for _, it := range items {
+		if it.times == 20 {
+			continue
+		}
+		sat := false
+		for i := uint64(0); i < 3; i++ {
+			sat = sat || model[(it.h1+i*it.h2)%m] >= CounterMax
+		}
+		if sat {
+			continue
+		}
+		if err := c.RemoveHash(it.h1, it.h2); err != nil {
+			t.Fatalf("remove %+v: %v", it, err)
+		}
+		for i := uint64(0); i < 3; i++ {
+			model[(it.h1+i*it.h2)%m]--
+		}
+	}
+	check("after removes")
 }
 
 func TestCountingStatsUnionIntersect(t *testing.T) {
