@@ -19,6 +19,7 @@ require (
 	github.com/dgryski/go-metro v0.0.0-20250106013310-edb8663e5e33 // indirect
 	github.com/kamstrup/intmap v0.5.2 // indirect
 	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
+	github.com/panmari/cuckoofilter v1.0.6 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )
 

@@ -36,7 +36,17 @@ echo "{\"db\":{\"endpoints\":[\"redis://127.0.0.1:$port\"]}}" >"$work/cfg.json"
 cd "$work/go-redis"
 status=0
 RE_CLUSTER=true REDIS_ENDPOINTS_CONFIG_PATH="$work/cfg.json" REDIS_VERSION=8.4 \
-  go test -count=1 -run TestGinkgoSuite . -ginkgo.label-filter="$labels" -ginkgo.no-color -ginkgo.succinct || status=$?
+  go test -count=1 -v -run TestGinkgoSuite . -ginkgo.label-filter="$labels" -ginkgo.no-color -ginkgo.succinct \
+  >"$work/suite.log" 2>&1 || status=$?
+cat "$work/suite.log"
+# A label filter that matches nothing passes with 0 specs: refuse that.
+# (ginkgo's succinct header: "[seed] go-redis - 44/1543 specs ...")
+ran=$(sed -n 's/.* - \([0-9][0-9]*\)\/[0-9][0-9]* specs.*/\1/p' "$work/suite.log" | head -n 1)
+if [ $status -eq 0 ] && [ "${ran:-0}" -eq 0 ]; then
+  echo "goredis-suite: no spec ran for label filter '$labels'" >&2
+  status=1
+fi
+echo "goredis-suite: ${ran:-0} specs ran for '$labels'"
 if [ $status -ne 0 ]; then
   echo "--- server log (tail) ---"
   tail -n 50 "$work/server.log"
