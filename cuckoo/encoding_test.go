@@ -205,8 +205,14 @@ func TestEveryFlippedByte(t *testing.T) {
 			for _, bit := range []byte{1, 0x80} {
 				bad := bytes.Clone(enc)
 				bad[i] ^= bit
-				if _, _, err := Decode(bad); err == nil {
+				_, _, err := Decode(bad)
+				switch {
+				case err == nil:
 					t.Fatalf("flipping bit %#x of byte %d went unnoticed", bit, i)
+				case i < 6 && !errors.Is(err, ErrFormat) && !errors.Is(err, ErrVersion):
+					t.Fatalf("flipping byte %d (magic/version/kind): %v, want ErrFormat or ErrVersion", i, err)
+				case i >= 6 && !errors.Is(err, ErrChecksum):
+					t.Fatalf("flipping byte %d: %v, want ErrChecksum", i, err)
 				}
 				if _, err := new(Filter).ReadFrom(bytes.NewReader(bad)); err == nil {
 					t.Fatalf("ReadFrom: flipping bit %#x of byte %d went unnoticed", bit, i)
