@@ -16,10 +16,21 @@
 //   - classic:  m = b·n bits, k = round(b·ln 2) (the optimal k for that m);
 //   - sbbf:     ⌈b·n/256⌉ blocks of 256 bits (k = 8 is fixed);
 //   - counting: m = b·n/4 four-bit counters, k = round((b/4)·ln 2),
+//   - stable:   m = b·n/2 two-bit cells, k and P from bloom.StableSizing for
+//     the classic rate at b bits per key,
 //
 // adds the n keys, and tests probes other keys. The theory is
 // (1 − e^(−k·n/m))^k for classic and counting and the block-aware Poisson
-// mixture of bloom.SBBFFalsePositiveRate for the SBBF.
+// mixture of bloom.SBBFFalsePositiveRate for the SBBF. For the stable
+// filter it is its stable-point rate (StablePointFPR), which a stream of
+// distinct keys approaches from below: after only n keys the measured rate
+// is under it.
+//
+// The scalable filter (growth 2, tightening 0.5, first sub-filter n/8, so
+// n keys fill four sub-filters) cannot be given a size: for each target
+// rate p0 from 0.3 down to 1e-4 it adds the n keys and is plotted at the
+// bits per key it grew to. Its theory is the compound 1 − Π(1 − fill_i^k_i)
+// of its sub-filters (Scalable.EstimatedFPR).
 package main
 
 import (
@@ -63,6 +74,8 @@ func main() {
 		{name: "classic", color: "#1f77b4"},
 		{name: "sbbf (split-block)", color: "#d62728"},
 		{name: "counting (4-bit)", color: "#2ca02c"},
+		{name: "stable (2-bit cells)", color: "#9467bd"},
+		{name: "scalable (s=2, r=0.5)", color: "#ff7f0e"},
 	}
 	type tester interface{ Test([]byte) bool }
 	var buf []byte
@@ -110,10 +123,33 @@ func main() {
 		meas = measure(func(x []byte) { c.Add(x) }, c)
 		th = math.Pow(1-math.Exp(-float64(kc)*nf/float64(mc)), float64(kc))
 		layouts[2].points = append(layouts[2].points, point{4 * float64(mc) / nf, meas, th})
-		fmt.Fprintf(os.Stderr, "%4.1f bits/key: classic %.3g, sbbf %.3g, counting %.3g\n", b,
+		// stable
+		ms := uint64(math.Round(b / 2 * nf))
+		st, err := bloom.NewStable(ms, 2, math.Pow(1-math.Exp(-float64(k)*nf/float64(m)), float64(k)))
+		if err != nil {
+			log.Fatal(err)
+		}
+		meas = measure(func(x []byte) { st.Add(x) }, st)
+		layouts[3].points = append(layouts[3].points, point{2 * float64(ms) / nf, meas, st.StablePointFPR()})
+		fmt.Fprintf(os.Stderr, "%4.1f bits/key: classic %.3g, sbbf %.3g, counting %.3g, stable %.3g\n", b,
 			layouts[0].points[len(layouts[0].points)-1].measured,
 			layouts[1].points[len(layouts[1].points)-1].measured,
-			layouts[2].points[len(layouts[2].points)-1].measured)
+			layouts[2].points[len(layouts[2].points)-1].measured,
+			layouts[3].points[len(layouts[3].points)-1].measured)
+	}
+	for _, p0 := range []float64{0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 5e-4, 2e-4, 1e-4} {
+		sc, err := bloom.NewScalable(bloom.ScalableConfig{Capacity: max(1, *n/8), ErrorRate: p0, Growth: 2, Tightening: 0.5})
+		if err != nil {
+			log.Fatal(err)
+		}
+		meas := measure(func(x []byte) {
+			if _, err := sc.Add(x); err != nil {
+				log.Fatal(err)
+			}
+		}, sc)
+		bpk := 8 * float64(sc.SizeBytes()) / float64(*n)
+		layouts[4].points = append(layouts[4].points, point{bpk, meas, sc.EstimatedFPR()})
+		fmt.Fprintf(os.Stderr, "scalable p0 %g: %d sub-filters, %.1f bits/key, measured %.3g\n", p0, sc.NumLinks(), bpk, meas)
 	}
 	svg := render(layouts, *n, *probes)
 	if err := os.WriteFile(*out, []byte(svg), 0o644); err != nil {
@@ -121,15 +157,21 @@ func main() {
 	}
 	fmt.Fprintf(os.Stderr, "wrote %s\n", *out)
 	// A table for docs, on stdout.
-	fmt.Println("| bits/key | classic measured (theory) | sbbf measured (theory) | counting measured (theory) |")
-	fmt.Println("|---:|---:|---:|---:|")
+	fmt.Println("| bits/key | classic measured (theory) | sbbf measured (theory) | counting measured (theory) | stable measured (stable point) |")
+	fmt.Println("|---:|---:|---:|---:|---:|")
 	for i, b := range bpks {
 		row := fmt.Sprintf("| %.0f |", b)
-		for _, l := range layouts {
+		for _, l := range layouts[:4] {
 			p := l.points[i]
 			row += fmt.Sprintf(" %.3g (%.3g) |", p.measured, p.theory)
 		}
 		fmt.Println(row)
+	}
+	fmt.Println()
+	fmt.Println("| scalable: bits/key | measured (compound estimate) |")
+	fmt.Println("|---:|---:|")
+	for _, p := range layouts[4].points {
+		fmt.Printf("| %.1f | %.3g (%.3g) |\n", p.bpk, p.measured, p.theory)
 	}
 }
 
