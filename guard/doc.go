@@ -37,11 +37,11 @@
 // answers "definitely absent".
 //
 // After the swap the serving version applies every change in stream order
-// (adds; deletes where the filter can delete, that is cuckoo), and the
-// Guard exposes the position it has applied (Applied), a safe watermark:
-// every key whose add is at or before that position is found. A writer that
-// needs read-your-writes publishes its change, learns its position and calls
-// WaitApplied. A new version is built when a trigger of RebuildPolicy fires
+// (adds; deletes where the filter can delete, that is cuckoo and counting
+// Bloom), and the Guard exposes the position it has applied (Applied), a
+// safe watermark: every key whose add is at or before that position is
+// found. A writer that needs read-your-writes publishes its change, learns
+// its position and calls WaitApplied. A new version is built when a trigger of RebuildPolicy fires
 // (items over capacity, estimated or observed false-positive rate over a
 // multiple of the target, a failed Add) or on Rebuild; the serving version
 // keeps answering and applying changes meanwhile, and the new one replaces
@@ -66,10 +66,20 @@
 //   - A change's stream position is assigned no earlier than its commit
 //     (publish after commit, or a transactional outbox), and the stream
 //     delivers changes in position order without gaps.
-//   - With a deleting filter (cuckoo), the snapshot is exact and a delete
-//     follows the add of the same key: deleting a key that was never added
-//     can remove another key's fingerprint. A Bloom filter tolerates fuzzy
+//   - With a deleting filter (cuckoo, counting Bloom), the snapshot is
+//     exact and a delete follows the add of the same key: deleting a key
+//     that was never added can remove another key's fingerprint or counts.
+//     A filter without deletes (Bloom, SBBF, scalable) tolerates fuzzy
 //     snapshots (read the stream head, then scan without a transaction).
+//
+// # Filters
+//
+// Adapters (and NewFilterFuncs) exist for every probly filter that has no
+// false negatives: classic Bloom (NewBloom), split-block Bloom (NewSBBF),
+// counting Bloom (NewCounting, deletes), scalable Bloom (NewScalable) and
+// cuckoo (NewCuckoo, deletes). The stable Bloom filter (bloom.Stable) is
+// deliberately left out: it forgets items by design, so it would make the
+// Guard answer "not found" for existing keys.
 //
 // # Cost
 //

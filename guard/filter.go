@@ -8,8 +8,16 @@ import (
 	"github.com/probly/probly/cuckoo"
 )
 
-// Filter is the approximate set a Guard consults: any probly filter, through
-// the adapters Bloom, Scalable and Cuckoo, or a type of your own.
+// Filter is the approximate set a Guard consults: any probly filter without
+// false negatives, through the adapters Bloom, SBBF, Counting, Scalable and
+// Cuckoo (and the NewFilterFuncs NewBloom, NewSBBF, NewCounting,
+// NewScalable and NewCuckoo), or a type of your own.
+//
+// bloom.Stable has no adapter, on purpose: it forgets old items to stay
+// within fixed memory, so its Test answers false for keys that were added
+// (false negatives by design). Behind a Guard that would answer "not
+// found" for keys the database holds, which breaks the Guard's one promise.
+// Use Scalable for a set that keeps growing between rebuilds.
 //
 // Test reports false only if key was never added (or, for a filter that
 // also implements Deleter, every added copy was deleted): no false
@@ -24,15 +32,15 @@ type Filter interface {
 	Add(key []byte) error
 }
 
-// Deleter is implemented by filters that can remove a key (the cuckoo
-// filter). The Guard deletes a key from such a filter when the change
+// Deleter is implemented by filters that can remove a key (the cuckoo and
+// counting Bloom adapters). The Guard deletes a key from such a filter when the change
 // stream reports its deletion; a filter without Deleter keeps deleted keys
 // until the next rebuild, and the negative cache answers for them
 // meanwhile.
 //
 // Delete must only be called for a key that was added: deleting a key that
-// was never added can remove another key's fingerprint (cuckoo package
-// documentation). The Guard guarantees this as long as the Snapshot is
+// was never added can remove another key's fingerprint or counts (cuckoo
+// and bloom.Counting documentation). The Guard guarantees this as long as the Snapshot is
 // exact and every delete change follows the add of the same key.
 type Deleter interface {
 	Delete(key []byte) error
@@ -69,6 +77,29 @@ func NewBloom(capacity uint64, p float64) (Filter, error) {
 	return Bloom(f), nil
 }
 
+// NewSBBF is a NewFilterFunc making a split-block Bloom filter
+// (bloom.NewSBBF, Parquet layout): one 32-byte block per lookup (one cache
+// miss at most, against about k for NewBloom), lock-free, safe for
+// concurrent Test and Add, no deletes. Errors are bloom.SBBFSizing's.
+func NewSBBF(capacity uint64, p float64) (Filter, error) {
+	s, err := bloom.NewSBBF(capacity, p)
+	if err != nil {
+		return nil, err
+	}
+	return SBBF(s), nil
+}
+
+// NewCounting is a NewFilterFunc making a counting Bloom filter
+// (bloom.NewCounting, 4-bit counters, 4× the memory of NewBloom at equal
+// p), which supports deletes. Errors are bloom.ClassicSizing's.
+func NewCounting(capacity uint64, p float64) (Filter, error) {
+	c, err := bloom.NewCounting(capacity, p)
+	if err != nil {
+		return nil, err
+	}
+	return Counting(c), nil
+}
+
 // NewScalable is a NewFilterFunc making a scalable Bloom filter
 // (bloom.NewScalable, growth 2), which keeps its false-positive bound when
 // more than capacity keys arrive between rebuilds.
@@ -100,6 +131,63 @@ func (b bloomFilter) Test(key []byte) bool { return b.f.Test(key) }
 func (b bloomFilter) Add(key []byte) error { b.f.Add(key); return nil }
 func (b bloomFilter) FilterStats() FilterStats {
 	s := b.f.Stats()
+	return FilterStats{Items: s.N, Capacity: s.Capacity, Bytes: s.Bytes, FillRatio: s.FillRatio, EstimatedFPR: s.EstimatedFPR}
+}
+
+// SBBF adapts a split-block Bloom filter. bloom.SBBF is safe for
+// concurrent Add and Test (atomic OR), so the adapter adds no lock. Add
+// never fails.
+func SBBF(s *bloom.SBBF) Filter { return sbbfFilter{s} }
+
+type sbbfFilter struct{ s *bloom.SBBF }
+
+func (b sbbfFilter) Test(key []byte) bool { return b.s.Test(key) }
+func (b sbbfFilter) Add(key []byte) error { b.s.Add(key); return nil }
+
+// FilterStats costs one pass over the bitset (bloom.SBBF.Stats).
+func (b sbbfFilter) FilterStats() FilterStats {
+	s := b.s.Stats()
+	return FilterStats{Items: s.N, Capacity: s.Capacity, Bytes: s.Bytes, FillRatio: s.FillRatio, EstimatedFPR: s.EstimatedFPR}
+}
+
+// Counting adapts a counting Bloom filter, with deletes. bloom.Counting
+// must not be read while it is modified, so the adapter serializes Add and
+// Delete against Test with a sync.RWMutex (readers share it). Add never
+// fails (saturated counters stick at 15 and only keep removed keys as false
+// positives). Delete returns bloom.Counting.Remove's error (wrapping
+// bloom.ErrNotPresent, nothing changed) for a key one of whose counters is
+// 0; the Guard logs it and goes on.
+func Counting(c *bloom.Counting) Filter { return &countingFilter{c: c} }
+
+type countingFilter struct {
+	mu sync.RWMutex
+	c  *bloom.Counting
+}
+
+func (f *countingFilter) Test(key []byte) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.c.Test(key)
+}
+
+func (f *countingFilter) Add(key []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.c.Add(key)
+	return nil
+}
+
+func (f *countingFilter) Delete(key []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.c.Remove(key)
+}
+
+// FilterStats costs one pass over the counters (bloom.Counting.Stats).
+func (f *countingFilter) FilterStats() FilterStats {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	s := f.c.Stats()
 	return FilterStats{Items: s.N, Capacity: s.Capacity, Bytes: s.Bytes, FillRatio: s.FillRatio, EstimatedFPR: s.EstimatedFPR}
 }
 

@@ -14,9 +14,12 @@ import (
 // requests for IDs that do not exist, about 90% of the queries disappear
 // (less the filter's false positives), no answer is wrong, and every user
 // inserted during the run is found as soon as the guard applied it. Its
-// log holds the numbers of README.md.
+// log holds the numbers of README.md (which names the equivalent go run
+// command, logged here too: keep the two in step).
 func TestPenetration(t *testing.T) {
 	c := Config{Users: 20_000, Requests: 40_000, MissShare: 0.9, Concurrency: 4, FPR: 0.01, Seed: 1}
+	t.Logf("the same as: go run . -users %d -requests %d -miss %g -concurrency %d -fpr %g -seed %d",
+		c.Users, c.Requests, c.MissShare, c.Concurrency, c.FPR, c.Seed)
 	rep, err := Run(context.Background(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -144,9 +144,10 @@ func (op *ops) close() {
 }
 
 // checkProtectedMode refuses, unless Options.ProtectedModeOff, to listen
-// for RESP on a non-loopback address without a password, and to serve the
+// for RESP on a non-loopback address without a password, to serve the
 // unauthenticated metrics endpoint (whose per-filter series carry key
-// names) on a non-loopback address.
+// names) on a non-loopback address, and (--follow) to start the
+// unauthenticated embedded NATS server on a non-loopback address.
 func checkProtectedMode(o Options) error {
 	if o.ProtectedModeOff {
 		return nil
@@ -168,6 +169,9 @@ func checkProtectedMode(o Options) error {
 		return fmt.Errorf("%w: protected mode: --metrics-addr %s is not a loopback address; the metrics endpoint has no "+
 			"authentication and its per-filter series are labelled with key names; listen on 127.0.0.1, "+
 			"pass --metrics-addr=off, or pass --protected-mode=no", ErrInvalidOptions, maddr)
+	}
+	if err := follow.CheckProtectedMode(o.Follow, o.Dir, isLoopback); err != nil {
+		return fmt.Errorf("%w: --follow %s: %w", ErrInvalidOptions, o.Follow, err)
 	}
 	return nil
 }

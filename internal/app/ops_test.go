@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/probly/probly/internal/follow"
 )
 
 // served is an in-process `probly serve` started by runApp.
@@ -426,6 +428,18 @@ func TestProtectedMode(t *testing.T) {
 	if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "--metrics-addr") {
 		t.Fatalf("non-loopback metrics: %v", err)
 	}
+	// --follow's embedded NATS server has no authentication: it must not
+	// listen beyond loopback either.
+	followCfg := filepath.Join(t.TempDir(), "follow.json")
+	if err := os.WriteFile(followCfg, []byte(`{"stream": "S", "embedded": {"listen": "0.0.0.0:0"},
+	  "keys": [{"key": "k", "type": "bf", "add": ["s.add"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = Run(ctx, Options{Addr: "127.0.0.1:0", Dir: dir, Follow: followCfg})
+	if !errors.Is(err, ErrInvalidOptions) || !errors.Is(err, follow.ErrProtectedMode) ||
+		!strings.Contains(err.Error(), "embedded NATS") || !strings.Contains(err.Error(), "--protected-mode=no") {
+		t.Fatalf("non-loopback embedded NATS: %v", err)
+	}
 	// Refused before touching the data directory.
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("data directory touched: %v", entries)
@@ -434,6 +448,7 @@ func TestProtectedMode(t *testing.T) {
 	for _, o := range []Options{
 		{Addr: "0.0.0.0:0", RequirePass: "pw"},
 		{Addr: "0.0.0.0:0", ProtectedModeOff: true},
+		{Addr: "127.0.0.1:0", Follow: followCfg, ProtectedModeOff: true},
 	} {
 		o.Dir = t.TempDir()
 		ready := make(chan struct{})

@@ -28,6 +28,9 @@ import (
 type Config struct {
 	// URL of the NATS server or cluster ("nats://h1:4222,nats://h2:4222");
 	// "" starts an embedded server with JetStream in the data directory.
+	// The client retries an unreachable server forever, recording why in
+	// INFO follow_last_error; INFO follow_source shows the URL with its
+	// user information replaced by "redacted".
 	URL string `json:"url"`
 	// Creds is a NATS credentials file for URL (optional).
 	Creds string `json:"creds"`
@@ -61,7 +64,9 @@ type Config struct {
 // EmbeddedConfig configures the embedded NATS server.
 type EmbeddedConfig struct {
 	// Listen is the client address; default 127.0.0.1:4222; "off" =
-	// in-process only (nobody else can publish).
+	// in-process only (nobody else can publish). The embedded server has
+	// no authentication: an address that is not loopback is refused in
+	// protected mode (CheckProtectedMode).
 	Listen string `json:"listen"`
 	// Dir is JetStream's storage directory; default <data dir>/nats.
 	Dir string `json:"dir"`
@@ -120,6 +125,43 @@ func ParseConfig(b []byte, dataDir string) (*Config, error) {
 		return nil, fmt.Errorf("follow: config: %w", err)
 	}
 	return &c, nil
+}
+
+// ErrProtectedMode is wrapped by CheckProtectedMode's refusal.
+var ErrProtectedMode = errors.New("follow: protected mode")
+
+// CheckProtectedMode applies the server's protected-mode rule to the
+// --follow configuration file at path (dataDir as for LoadConfig): the
+// embedded NATS server has no authentication, so with "url" unset its
+// "embedded.listen" address must be "off" or a loopback address; otherwise
+// anyone who can reach it could publish changes (adding or deleting items
+// of the followed keys) and read the stream. It returns nil for path ""
+// and for a configuration with "url" (the external server's own
+// authentication applies), LoadConfig's error for a file it cannot load,
+// and an error wrapping ErrProtectedMode, with the remedies, for a
+// non-loopback listener. isLoopback reports whether every address
+// host:port can bind to is a loopback address (the rule --addr follows).
+// The caller skips the check when protected mode is off. Cost: reading and
+// parsing the file, plus isLoopback (which may resolve a host name).
+func CheckProtectedMode(path, dataDir string, isLoopback func(hostport string) bool) error {
+	if path == "" {
+		return nil
+	}
+	c, err := LoadConfig(path, dataDir)
+	if err != nil {
+		return err
+	}
+	return c.checkProtectedMode(isLoopback)
+}
+
+func (c *Config) checkProtectedMode(isLoopback func(string) bool) error {
+	if c.URL != "" || c.Embedded.Listen == "off" || isLoopback(c.Embedded.Listen) {
+		return nil
+	}
+	return fmt.Errorf("%w: the embedded NATS server would listen on %s, which is not a loopback address, and it has no "+
+		"authentication, so anyone who can reach it could change the followed keys; set \"embedded\": {\"listen\": \"%s\"} "+
+		"(or \"off\"), point \"url\" at a NATS server with authentication (\"creds\"), or pass --protected-mode=no",
+		ErrProtectedMode, c.Embedded.Listen, natsstream.DefaultListen)
 }
 
 // binding is what one subject does.

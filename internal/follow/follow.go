@@ -44,6 +44,15 @@
 //
 // Writes of the follower bypass maxmemory (as a Redis replica applies its
 // master's writes); the per-filter budgets apply.
+//
+// # Logs
+//
+// Nothing of a key's content is logged, as in the rest of the server: log
+// lines and errors name a followed key by its index in Config.Keys
+// ("keys[1]"; INFO follow_key_1 shows its name), never by name, and never
+// carry an item or the position key's value. Failures of the connection
+// to an external NATS server are recorded in INFO follow_last_error and
+// logged (see connHandlers).
 package follow
 
 import (
@@ -129,7 +138,10 @@ type Follower struct {
 }
 
 type keyState struct {
-	name           string
+	name string // the key: used in commands, INFO and metric labels, never in logs
+	// ref names the key in logs and errors without its content: "keys[i]",
+	// its index in Config.Keys (INFO follow_key_<i> shows the name).
+	ref            string
 	typ            string
 	adds, deletes  atomic.Uint64
 	ignoredDeletes atomic.Uint64
@@ -147,7 +159,7 @@ func New(cfg *Config, d Deps) (*Follower, error) {
 	}
 	f := &Follower{cfg: cfg, d: d, log: d.Logger.With("component", "follow"), bind: cfg.bindings(), done: make(chan struct{})}
 	for _, k := range cfg.Keys {
-		f.keys = append(f.keys, &keyState{name: k.Key, typ: k.Type})
+		f.keys = append(f.keys, &keyState{name: k.Key, ref: keyRef(len(f.keys)), typ: k.Type})
 		f.isBF = append(f.isBF, k.Type == "bf")
 	}
 	for _, name := range []string{"bf.madd", "bf.add", "bf.reserve", "cf.add", "cf.del", "cf.reserve", "set"} {
@@ -160,6 +172,10 @@ func New(cfg *Config, d Deps) (*Follower, error) {
 	f.setState(StateStarting)
 	return f, nil
 }
+
+// keyRef names Config.Keys[i] in logs and errors. Nothing of a key's
+// content (its name, an item) is logged: the server's rule.
+func keyRef(i int) string { return "keys[" + strconv.Itoa(i) + "]" }
 
 func (f *Follower) setState(s string) { f.state.Store(&s) }
 
@@ -188,6 +204,7 @@ func (f *Follower) Start(ctx context.Context) error {
 			return err
 		}
 	}
+	f.setState(StateConnecting)
 	if f.cfg.URL == "" {
 		e, err := natsstream.StartEmbedded(natsstream.EmbeddedOptions{
 			Dir: f.cfg.Embedded.Dir, Listen: f.cfg.Embedded.Listen, SyncAlways: f.cfg.Embedded.SyncAlways,
@@ -202,7 +219,7 @@ func (f *Follower) Start(ctx context.Context) error {
 		}
 		f.log.Info("embedded NATS JetStream started", "url", e.ClientURL(), "dir", f.cfg.Embedded.Dir)
 	} else {
-		opts := []nats.Option{nats.RetryOnFailedConnect(true)}
+		opts := append(f.connHandlers(), nats.RetryOnFailedConnect(true))
 		if f.cfg.Creds != "" {
 			opts = append(opts, nats.UserCredentials(f.cfg.Creds))
 		}
@@ -214,6 +231,53 @@ func (f *Follower) Start(ctx context.Context) error {
 	f.cancel = cancel
 	go f.run(rctx)
 	return nil
+}
+
+// connHandlers make the connection to an external NATS visible: with
+// RetryOnFailedConnect the client keeps retrying in the background, so
+// without them an unreachable server would leave the follower
+// "connecting" with no error and no log. A failed connection attempt, a
+// disconnection and an asynchronous error are recorded (INFO
+// follow_last_error, every time) and logged at Warn (the first after start
+// or after a connection, then at most once a minute while the client keeps
+// retrying, every 2 s); connecting and reconnecting are logged at Info
+// with the server's URL without user information (ConnectedUrlRedacted).
+// Nothing of a message is logged. The client runs the handlers on one
+// goroutine.
+func (f *Follower) connHandlers() []nats.Option {
+	var mu sync.Mutex
+	var lastAt time.Time // last Warn; zero: none since start or a connection
+	fail := func(what string, err error) {
+		if err == nil {
+			return
+		}
+		err = fmt.Errorf("follow: NATS %s: %w", what, err)
+		f.setErr(err)
+		mu.Lock()
+		logIt := lastAt.IsZero() || time.Since(lastAt) >= time.Minute
+		if logIt {
+			lastAt = time.Now()
+		}
+		mu.Unlock()
+		if logIt {
+			f.log.Warn("follow: NATS connection problem; retrying", "err", err)
+		}
+	}
+	connected := func(what string) nats.ConnHandler {
+		return func(nc *nats.Conn) {
+			mu.Lock()
+			lastAt = time.Time{}
+			mu.Unlock()
+			f.log.Info("follow: NATS "+what, "server", nc.ConnectedUrlRedacted())
+		}
+	}
+	return []nats.Option{
+		nats.ConnectHandler(connected("connected")),
+		nats.ReconnectHandler(connected("reconnected")),
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) { fail("connection attempt failed", err) }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { fail("disconnected", err) }),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { fail("error", err) }),
+	}
 }
 
 // Close stops following (the batch being applied finishes first), closes
@@ -253,10 +317,10 @@ func (f *Follower) readPosition() (uint64, error) {
 		case nil:
 		case *strval.String:
 			if pos, err = strconv.ParseUint(string(s.B), 10, 64); err != nil {
-				err = fmt.Errorf("follow: position key %q holds %q, not a stream sequence", f.cfg.PositionKey, s.B)
+				err = errors.New("follow: the position key (position_key) holds a value that is not a stream sequence")
 			}
 		default:
-			err = fmt.Errorf("follow: position key %q holds a %s, not a string", f.cfg.PositionKey, v.TypeName())
+			err = fmt.Errorf("follow: the position key (position_key) holds a %s, not a string", v.TypeName())
 		}
 	})
 	return pos, err
@@ -277,7 +341,7 @@ func (f *Follower) prepareKey(k KeyConfig, ks *keyState) error {
 	})
 	if exists {
 		if typ != want {
-			return fmt.Errorf("follow: key %q holds a %s, not a %s filter", k.Key, typ, k.Type)
+			return fmt.Errorf("follow: %s holds a %s, not a %s filter", ks.ref, typ, k.Type)
 		}
 		ks.written.Store(true)
 		return nil
@@ -296,7 +360,7 @@ func (f *Follower) prepareKey(k KeyConfig, ks *keyState) error {
 		err = f.d.Wait(seq)
 	}
 	if err != nil {
-		return fmt.Errorf("follow: creating key %q: %w", k.Key, err)
+		return fmt.Errorf("follow: creating %s: %w", ks.ref, err)
 	}
 	ks.written.Store(true)
 	return nil
@@ -403,7 +467,7 @@ func (f *Follower) setup(ctx context.Context) (jetstream.Consumer, error) {
 	p := f.applied.Load()
 	if state.FirstSeq > p+1 && state.Msgs > 0 && !f.cfg.AllowGap {
 		return nil, fmt.Errorf("%w: applied %d, the stream starts at %d (retention removed messages); "+
-			"rebuild the keys (delete them and the position key %q) or set \"allow_gap\"", errGap, p, state.FirstSeq, f.cfg.PositionKey)
+			"rebuild the keys (delete them and the position key) or set \"allow_gap\"", errGap, p, state.FirstSeq)
 	}
 	filters := slices.Sorted(slices.Values(f.cfg.subjects()))
 	cons, err := st.Consumer(ctx, f.cfg.Consumer)
@@ -545,7 +609,7 @@ func (f *Follower) verify() error {
 		return err
 	}
 	if pos != f.logged {
-		return fmt.Errorf("follow: position key %q holds %d, the follower wrote %d (FLUSHALL or a manual change)", f.cfg.PositionKey, pos, f.logged)
+		return fmt.Errorf("follow: the position key holds %d, the follower wrote %d (FLUSHALL or a manual change)", pos, f.logged)
 	}
 	for _, ks := range f.keys {
 		if !ks.written.Load() {
@@ -554,7 +618,7 @@ func (f *Follower) verify() error {
 		missing := true
 		f.d.Store.View([]byte(ks.name), func(v keyspace.Value) { missing = v == nil })
 		if missing {
-			return fmt.Errorf("follow: followed key %q was removed", ks.name)
+			return fmt.Errorf("follow: followed key %s was removed", ks.ref)
 		}
 	}
 	return nil
@@ -580,7 +644,7 @@ func (f *Follower) replayFromStart(reason error) {
 	}
 	for i, k := range f.cfg.Keys {
 		if err := f.prepareKey(k, f.keys[i]); err != nil {
-			f.log.Error("follow: re-creating a key failed", "key", k.Key, "err", err)
+			f.log.Error("follow: re-creating a key failed", "key", f.keys[i].ref, "err", err)
 		}
 	}
 }
@@ -661,7 +725,7 @@ func (f *Follower) applyBatch(msgs []jetstream.Msg) (n int, last jetstream.Msg, 
 				s, e := f.exec([]byte("BF.ADD"), []byte(ks.name), msgs[i].Data())
 				note(s)
 				if e != nil {
-					return i, nil, applyError{fmt.Errorf("follow: adding to %s (message %d): %w", ks.name, seqOf(msgs[i]), e)}
+					return i, nil, applyError{fmt.Errorf("follow: adding to %s (message %d): %w", ks.ref, seqOf(msgs[i]), e)}
 				}
 				f.applied.Store(seqOf(msgs[i]))
 				ks.adds.Add(1)
@@ -673,7 +737,7 @@ func (f *Follower) applyBatch(msgs []jetstream.Msg) (n int, last jetstream.Msg, 
 			s, e := f.exec([]byte("CF.ADD"), []byte(ks.name), m.Data())
 			note(s)
 			if e != nil {
-				return i, nil, applyError{fmt.Errorf("follow: adding to %s (message %d): %w", ks.name, seq, e)}
+				return i, nil, applyError{fmt.Errorf("follow: adding to %s (message %d): %w", ks.ref, seq, e)}
 			}
 			ks.adds.Add(1)
 			ks.written.Store(true)
@@ -693,7 +757,7 @@ func (f *Follower) applyBatch(msgs []jetstream.Msg) (n int, last jetstream.Msg, 
 			if e != nil && !bytes.Contains([]byte(e.Error()), []byte("Not found")) {
 				// The position already covers this delete: it is skipped
 				// (the item stays, a false positive). Report it.
-				f.log.Warn("follow: a delete failed and is skipped", "key", ks.name, "message", seq, "err", e)
+				f.log.Warn("follow: a delete failed and is skipped", "key", ks.ref, "message", seq, "err", e)
 			}
 			ks.deletes.Add(1)
 		}

@@ -90,6 +90,12 @@ type node struct {
 
 func openNode(t *testing.T, dir, cfgJSON string) *node {
 	t.Helper()
+	return openNodeLog(t, dir, cfgJSON, quiet())
+}
+
+// openNodeLog is openNode with the follower logging to log.
+func openNodeLog(t *testing.T, dir, cfgJSON string, log *slog.Logger) *node {
+	t.Helper()
 	n := &node{t: t, dir: dir}
 	n.table, n.cfg = app.Tables()
 	n.store = keyspace.New(nil)
@@ -108,7 +114,7 @@ func openNode(t *testing.T, dir, cfgJSON string) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.f, err = follow.New(c, follow.Deps{Table: n.table, Config: n.cfg, Store: n.store, Wait: db.Wait, Logger: quiet()})
+	n.f, err = follow.New(c, follow.Deps{Table: n.table, Config: n.cfg, Store: n.store, Wait: db.Wait, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +291,7 @@ func TestHaltedAnswersMaybe(t *testing.T) {
 		t.Fatal("a key that is not followed answers as usual")
 	}
 	info := n.info()
-	if info["follow_state"] != "halted" || !strings.Contains(info["follow_last_error"], "users") {
+	if info["follow_state"] != "halted" || !strings.Contains(info["follow_last_error"], "adding to keys[0]") {
 		t.Fatalf("INFO %v", info)
 	}
 	if !strings.Contains(n.f.Readyz(), "follow_caught_up: 0") || n.f.Ready() {

@@ -2,6 +2,7 @@ package follow
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -70,7 +71,7 @@ func (f *Follower) WrapReads(t *command.Table) {
 // Info writes INFO's Follow section through kv.
 func (f *Follower) Info(kv func(key string, value any)) {
 	kv("follow_enabled", 1)
-	src := f.cfg.URL
+	src := redactURLs(f.cfg.URL)
 	if src == "" {
 		src = "embedded"
 		if u := f.EmbeddedURL(); u != "" {
@@ -101,6 +102,30 @@ func (f *Follower) Info(kv func(key string, value any)) {
 		kv("follow_key_"+strconv.Itoa(i), fmt.Sprintf("name=%s,type=%s,caught_up=%d,adds=%d,deletes=%d,ignored_deletes=%d",
 			ks.name, ks.typ, caught, ks.adds.Load(), ks.deletes.Load(), ks.ignoredDeletes.Load()))
 	}
+}
+
+// redactURLs replaces the user information (user and password, or a
+// token) of each URL of a comma-separated NATS URL list with "redacted",
+// for INFO. An element that does not parse as a URL is replaced whole.
+func redactURLs(list string) string {
+	if list == "" {
+		return ""
+	}
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		u, err := url.Parse(p)
+		switch {
+		case err != nil:
+			parts[i] = "redacted"
+		case u.User != nil:
+			u.User = url.User("redacted")
+			parts[i] = u.String()
+		default:
+			parts[i] = p
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // Readyz is the /readyz text of the follower.
