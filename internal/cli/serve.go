@@ -50,8 +50,9 @@ then 200). It starts before recovery.
 
 Security: --requirepass makes clients AUTH first; --tls-cert/--tls-key turn
 on TLS for RESP. Protected mode (on by default) refuses to start when --addr
-is not a loopback address and no password is set, or when --metrics-addr is
-not a loopback address; --protected-mode=no allows both.
+is not a loopback address and no password is set, when --metrics-addr is
+not a loopback address, or when --follow starts its embedded NATS server on
+a non-loopback address; --protected-mode=no allows all three.
 
 Limits: the flags named like CONFIG parameters (maxmemory, maxclients, …)
 set those parameters at start; CONFIG SET changes them at run time, and
@@ -99,7 +100,7 @@ INFO and CONFIG GET show them. See docs/COMMANDS.md.`,
 	fl.StringVar(&o.Follow, "follow", "", "JSON file mapping NATS JetStream subjects to BF/CF keys: the keys follow the change stream "+
 		"(embedded NATS in --dir/nats unless the file sets \"url\"); format: {\"stream\": \"USERS\", \"keys\": "+
 		"[{\"key\": \"users\", \"type\": \"bf\", \"add\": [\"users.created\"], \"delete\": [\"users.deleted\"]}]}")
-	fl.StringVar(&protected, "protected-mode", "yes", "yes: refuse a non-loopback --addr without --requirepass and a non-loopback --metrics-addr; no: allow them")
+	fl.StringVar(&protected, "protected-mode", "yes", "yes: refuse a non-loopback --addr without --requirepass, a non-loopback --metrics-addr and a non-loopback embedded NATS listener (--follow); no: allow them")
 	for _, f := range serveConfigFlags {
 		fl.String(f.name, f.def, f.usage)
 	}
