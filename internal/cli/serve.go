@@ -45,8 +45,9 @@ shut down gracefully. probly check-aof inspects and repairs a damaged AOF.
 
 Metrics and health: an HTTP listener on --metrics-addr (loopback by default)
 serves /metrics (Prometheus), /healthz (200 while the process runs) and
-/readyz (503 until recovery has finished and the RESP listener accepts,
-then 200). It starts before recovery.
+/readyz (503 until recovery has finished, the RESP listener accepts and,
+with --follow, the follower has caught up; then 200). It starts before
+recovery.
 
 Security: --requirepass makes clients AUTH first; --tls-cert/--tls-key turn
 on TLS for RESP. Protected mode (on by default) refuses to start when --addr
