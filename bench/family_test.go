@@ -316,12 +316,23 @@ func benchHLLCountOnce(b *testing.B) {
 
 // ---------------------------------------------------------------- Bloom family
 
-const (
-	famN      = 1_000_000
-	stableM   = 10_000_000 // stable filters: cells
-	stableD   = 2          // bits per cell
-	scaleHint = 100_000    // scalable filters start at 100k, growth 2, tightening 0.8 (BoomFilters' r)
+// famN is BENCH_FAMILY_N (default 1M): the keys each filter is sized for
+// and filled with. Stable filters get 10·famN cells; scalable filters
+// start at famN/10 (growth 2, tightening 0.8, BoomFilters' r).
+var (
+	famN      = envUint("BENCH_FAMILY_N", 1_000_000)
+	stableM   = 10 * famN
+	scaleHint = famN / 10
 )
+
+const stableD = 2 // bits per stable cell
+
+func envUint(name string, def uint64) uint64 {
+	if n, err := strconv.ParseUint(os.Getenv(name), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
 
 type famImpl struct {
 	name string
@@ -353,7 +364,7 @@ var famImpls = []famImpl{
 		return func(k []byte) { f.Add(k) }, f.TestMany
 	}},
 	{name: "bitsandblooms", new: func() (func([]byte), func([]byte) bool, func() uint64) {
-		f := bab.NewWithEstimates(famN, fpRate)
+		f := bab.NewWithEstimates(uint(famN), fpRate)
 		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return uint64(f.Cap()+63) / 64 * 8 }
 	}},
 	{name: "probly-counting", new: func() (func([]byte), func([]byte) bool, func() uint64) {
@@ -361,7 +372,7 @@ var famImpls = []famImpl{
 		return f.Add, f.Test, f.SizeBytes
 	}},
 	{name: "boom-counting", new: func() (func([]byte), func([]byte) bool, func() uint64) {
-		f := boom.NewCountingBloomFilter(famN, 4, fpRate)
+		f := boom.NewCountingBloomFilter(uint(famN), 4, fpRate)
 		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return uint64(f.Capacity()) * 4 / 8 }
 	}},
 	{name: "probly-scalable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
@@ -369,7 +380,7 @@ var famImpls = []famImpl{
 		return func(k []byte) { must(f.Add(k)) }, f.Test, f.SizeBytes
 	}},
 	{name: "boom-scalable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
-		f := boom.NewScalableBloomFilter(scaleHint, fpRate, 0.8)
+		f := boom.NewScalableBloomFilter(uint(scaleHint), fpRate, 0.8)
 		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return uint64(f.Capacity()) / 8 }
 	}},
 	{name: "probly-stable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
@@ -378,7 +389,7 @@ var famImpls = []famImpl{
 		return f.Add, f.Test, f.SizeBytes
 	}},
 	{name: "boom-stable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
-		f := boom.NewStableBloomFilter(stableM, stableD, fpRate)
+		f := boom.NewStableBloomFilter(uint(stableM), stableD, fpRate)
 		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return uint64(f.Cells()) * stableD / 8 }
 	}},
 }
@@ -529,7 +540,7 @@ func TestFamilyFPR(t *testing.T) {
 				fp++
 			}
 		}
-		t.Logf("%s", fmt.Sprintf("| %-17s | %6.2f | %.3f%% |", im.name, float64(size()*8)/famN, 100*float64(fp)/famN))
+		t.Logf("%s", fmt.Sprintf("| %-17s | %6.2f | %.3f%% |", im.name, float64(size()*8)/float64(famN), 100*float64(fp)/float64(famN)))
 	}
 	f := binaryFuse8(famN)
 	fp := 0
@@ -539,5 +550,5 @@ func TestFamilyFPR(t *testing.T) {
 			fp++
 		}
 	}
-	t.Logf("| %-17s | %6.2f | %.3f%% |", "xor-binaryfuse8", float64(len(f.Fingerprints)*8)/famN, 100*float64(fp)/famN)
+	t.Logf("| %-17s | %6.2f | %.3f%% |", "xor-binaryfuse8", float64(len(f.Fingerprints)*8)/float64(famN), 100*float64(fp)/float64(famN))
 }
