@@ -48,7 +48,10 @@ const (
 // taken during concurrent Adds holds a valid filter containing at least the
 // keys added before the encoding started. SetN, SetHash, WriteBitsAt and
 // UnmarshalBinary/ReadFrom replace state and must not run concurrently with
-// other use of the same Filter.
+// other use of the same Filter. AddManyExclusive and AddHashManyExclusive
+// are the batch adds without atomic instructions, for a filter that is not
+// yet shared (a build): they too must not run concurrently with any other
+// use of the Filter.
 //
 // The zero Filter is not usable; create one with New or NewWithMK.
 type Filter struct {
@@ -321,7 +324,9 @@ const batchPositions = 256
 // AddMany adds every key of keys, as Add would, with the same result (bits
 // and N) as calling Add on each key in order. It groups the keys so that
 // their cache misses overlap (see batchPositions); bits are still set with
-// atomic operations. No allocation. Safe for concurrent use.
+// atomic operations. No allocation. Safe for concurrent use. To fill a
+// filter that no other goroutine uses yet, AddManyExclusive gives the same
+// result in about half the time.
 func (f *Filter) AddMany(keys [][]byte) {
 	k := int(f.k)
 	if k > batchPositions {

@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/probly/probly/bloom"
 )
 
 func newBloomCmd() *cobra.Command {
@@ -57,7 +59,7 @@ query, info and merge detect the layout from the file.`,
 				}
 				return usageError{err}
 			}
-			adder := newAddBatcher(many)
+			adder := newAddBatcher(buildPathFor(f, many))
 			err = forEachLine(args, cmd.InOrStdin(), cmd.ErrOrStderr(), "adding", adder.add)
 			adder.close()
 			if err != nil {
@@ -80,13 +82,57 @@ query, info and merge detect the layout from the file.`,
 	return c
 }
 
-// addBatcher adds keys to a filter in input order with Filter.AddMany, on
-// its own goroutine, so that reading and splitting the input (the caller's
-// goroutine) overlaps with adding. AddMany groups the memory accesses of many
-// keys, which is several times faster than one Add per line when the filter
-// does not fit in cache. A single goroutine adds, batch after batch, so the
-// result (bits and N) is exactly that of calling Add on every key in order.
+// buildPath says how the build loop adds lines to a filter of a given
+// layout. Every path gives exactly the bits and N of calling Add on every
+// line in input order, on two goroutines.
+//
+//   - builder set: the classic filter is filled by a bloom.Builder. The
+//     reading goroutine hashes each line and computes its bit positions;
+//     the Builder's goroutine sets the bits with plain stores (no atomic
+//     instructions). That is allowed because the filter is not shared
+//     until the build is done: Builder.Close, called before the file is
+//     written, waits for that goroutine.
+//   - hash set: the reading goroutine hashes each line and only the hash
+//     travels to the adding goroutine, which calls addPairs on a batch.
+//   - otherwise the reader copies the lines into batches and the adding
+//     goroutine calls addKeys.
+type buildPath struct {
+	builder  *bloom.Builder
+	hash     func(key []byte) (h1, h2 uint64)
+	addPairs func(h1, h2 []uint64)
+	addKeys  func(keys [][]byte)
+}
+
+// buildPathFor picks the fastest path for f:
+//
+//   - classic with a hash this package computes (all the CLI makes): Builder;
+//   - sbbf with seed 0 (what NewSBBF makes): bloom.Hash64 on the reader,
+//     AddHashMany on the adder;
+//   - otherwise (counting): copied keys and AddMany.
+func buildPathFor(f layoutFilter, many manyAdder) buildPath {
+	switch f := f.(type) {
+	case *bloom.Filter:
+		if bloom.CanHashKeys(f.HashID()) {
+			return buildPath{builder: bloom.NewBuilder(f)}
+		}
+	case *bloom.SBBF:
+		if f.HashSeed() == 0 {
+			return buildPath{
+				hash:     func(key []byte) (uint64, uint64) { return bloom.Hash64(key), 0 },
+				addPairs: func(h, _ []uint64) { f.AddHashMany(h) },
+			}
+		}
+	}
+	return buildPath{addKeys: many.AddMany}
+}
+
+// addBatcher adds lines to a filter in input order, on its own goroutine
+// (or the Builder's), so that reading, splitting and hashing the input, on
+// the caller's goroutine, overlap with adding. A single goroutine adds,
+// batch after batch in input order, so the result (bits and N) is exactly
+// that of calling Add on every line in order.
 type addBatcher struct {
+	path  buildPath
 	cur   *keyBatch
 	free  chan *keyBatch // empty batches, for the reader
 	full  chan *keyBatch // filled batches, for the adder
@@ -94,45 +140,78 @@ type addBatcher struct {
 	lines uint64
 }
 
-// keyBatch holds copies of up to addBatchKeys keys (a line is only valid
-// during the forEachLine callback).
+// keyBatch holds either up to addBatchPairs hash pairs (h1[i], h2[i]) or
+// copies of up to addBatchKeys keys (a line is only valid during the
+// forEachLine callback).
 type keyBatch struct {
-	arena []byte
-	keys  [][]byte // slices of arena
+	h1, h2 []uint64
+	arena  []byte
+	keys   [][]byte // slices of arena
 }
 
 const (
+	addBatchPairs = 4096 // 64 KiB of pairs
 	addBatchKeys  = 1024
 	addBatchBytes = 64 << 10
 	addBatches    = 4 // batches in flight between reader and adder
 )
 
-func newAddBatcher(f manyAdder) *addBatcher {
+func newAddBatcher(path buildPath) *addBatcher {
+	if path.builder != nil {
+		return &addBatcher{path: path}
+	}
 	a := &addBatcher{
+		path: path,
 		free: make(chan *keyBatch, addBatches),
 		full: make(chan *keyBatch, addBatches),
 		done: make(chan struct{}),
 	}
 	for range addBatches {
-		a.free <- &keyBatch{arena: make([]byte, 0, addBatchBytes), keys: make([][]byte, 0, addBatchKeys)}
+		b := new(keyBatch)
+		if path.hash != nil {
+			b.h1, b.h2 = make([]uint64, 0, addBatchPairs), make([]uint64, 0, addBatchPairs)
+		} else {
+			b.arena, b.keys = make([]byte, 0, addBatchBytes), make([][]byte, 0, addBatchKeys)
+		}
+		a.free <- b
 	}
 	a.cur = <-a.free
 	go func() {
 		defer close(a.done)
 		for b := range a.full {
-			f.AddMany(b.keys)
-			if cap(b.arena) == addBatchBytes { // not a one-off batch of a long line
+			if path.hash != nil {
+				path.addPairs(b.h1, b.h2)
+				b.h1, b.h2 = b.h1[:0], b.h2[:0]
+			} else {
+				path.addKeys(b.keys)
+				if cap(b.arena) != addBatchBytes { // a one-off batch of a long line
+					continue
+				}
 				b.keys, b.arena = b.keys[:0], b.arena[:0]
-				a.free <- b
 			}
+			a.free <- b
 		}
 	}()
 	return a
 }
 
-// add queues a copy of line. It never fails; its signature fits forEachLine.
+// add queues line (its hash pair, or a copy). It never fails; its
+// signature fits forEachLine.
 func (a *addBatcher) add(line []byte) error {
 	a.lines++
+	if a.path.builder != nil {
+		a.path.builder.Add(line)
+		return nil
+	}
+	if a.path.hash != nil {
+		b := a.cur
+		h1, h2 := a.path.hash(line)
+		b.h1, b.h2 = append(b.h1, h1), append(b.h2, h2)
+		if len(b.h1) == addBatchPairs {
+			a.send()
+		}
+		return nil
+	}
 	if len(line) > addBatchBytes {
 		a.send() // keep the order of adds
 		a.full <- &keyBatch{keys: [][]byte{bytes.Clone(line)}}
@@ -149,15 +228,20 @@ func (a *addBatcher) add(line []byte) error {
 }
 
 func (a *addBatcher) send() {
-	if len(a.cur.keys) > 0 {
+	if len(a.cur.keys) > 0 || len(a.cur.h1) > 0 {
 		a.full <- a.cur
 		a.cur = <-a.free
 	}
 }
 
 // close adds the remaining keys and waits until every queued key is added.
-// It must be called exactly once, also on error paths.
+// It must be called exactly once, also on error paths. After it returns,
+// the filter may be used by any goroutine.
 func (a *addBatcher) close() {
+	if a.path.builder != nil {
+		a.path.builder.Close()
+		return
+	}
 	a.send()
 	close(a.full)
 	<-a.done
