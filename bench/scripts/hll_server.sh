@@ -5,10 +5,13 @@
 #
 #   bench/scripts/hll_server.sh [ROUNDS] > hll-server.csv
 #
-# Servers (free loopback ports, 16394-16395 by default):
-#   redis    redis-server --save '' --appendonly no     (no persistence)
-#   probly   probly serve --metrics-addr off --save '' --dir <temp>
-#            (its default AOF, appendfsync everysec, stays on)
+# Servers (free loopback ports, 16394-16396 by default):
+#   redis      redis-server --save '' --appendonly no     (no persistence)
+#   redis-aof  redis-server --save '' --appendonly yes --appendfsync everysec
+#              (like for like with probly's default AOF)
+#   probly     probly serve --metrics-addr off --save '' --dir <temp>
+#              (its default AOF, appendfsync everysec, stays on; metrics are
+#              still recorded, only the HTTP listener is off)
 # CSV: round,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms
 set -euo pipefail
 ROUNDS=${1:-2}
@@ -16,6 +19,7 @@ N1=${N1:-200000}    # requests per test at -P 1
 N16=${N16:-1000000} # requests per test at -P 16
 RPORT=${RPORT:-16394}
 PPORT=${PPORT:-16395}
+APORT=${APORT:-16396}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TMP=$(mktemp -d /tmp/probly-hllbench.XXXXXX)
 PIDS=()
@@ -27,12 +31,14 @@ cleanup() {
 trap cleanup EXIT
 
 (cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
-mkdir -p "$TMP/redis" "$TMP/probly"
+mkdir -p "$TMP/redis" "$TMP/redis-aof" "$TMP/probly"
 redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP/redis" --daemonize no >"$TMP/redis.log" 2>&1 &
+PIDS+=($!)
+redis-server --port "$APORT" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$TMP/redis-aof" --daemonize no >"$TMP/redis-aof.log" 2>&1 &
 PIDS+=($!)
 "$TMP/bin/probly" serve --addr "127.0.0.1:$PPORT" --dir "$TMP/probly" --metrics-addr off --save '' >"$TMP/probly.log" 2>&1 &
 PIDS+=($!)
-for port in "$RPORT" "$PPORT"; do
+for port in "$RPORT" "$PPORT" "$APORT"; do
 	for i in $(seq 300); do
 		redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break
 		if [ "$i" = 300 ]; then echo "server on port $port did not start:" >&2; cat "$TMP"/*.log >&2; exit 1; fi
@@ -54,12 +60,15 @@ for round in $(seq "$ROUNDS"); do
 	for pipe in 1 16; do
 		n=$N1
 		[ "$pipe" = 16 ] && n=$N16
-		run redis "$RPORT" "$pipe" "$n" PFADD hll __rand_int__
+		run redis-aof "$APORT" "$pipe" "$n" PFADD hll __rand_int__
 		run probly "$PPORT" "$pipe" "$n" PFADD hll __rand_int__
-		run redis "$RPORT" "$pipe" "$n" PFCOUNT hll
+		run redis "$RPORT" "$pipe" "$n" PFADD hll __rand_int__
+		run redis-aof "$APORT" "$pipe" "$n" PFCOUNT hll
 		run probly "$PPORT" "$pipe" "$n" PFCOUNT hll
+		run redis "$RPORT" "$pipe" "$n" PFCOUNT hll
 	done
 done
 # Final check: both keys dense, estimates close.
 echo "# redis  PFCOUNT=$(redis-cli -p "$RPORT" PFCOUNT hll)" >&2
+echo "# redis-aof PFCOUNT=$(redis-cli -p "$APORT" PFCOUNT hll)" >&2
 echo "# probly PFCOUNT=$(redis-cli -p "$PPORT" PFCOUNT hll)" >&2

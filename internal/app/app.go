@@ -150,7 +150,9 @@ func Run(ctx context.Context, o Options) error {
 	start := time.Now()
 	var records int
 	replay := Replayer(table, cfg, store)
-	db, err := persist.Open(persist.Options{Dir: o.Dir, Fsync: o.AppendFsync, Logger: log},
+	db, err := persist.Open(persist.Options{Dir: o.Dir, Fsync: o.AppendFsync, Logger: log,
+		// Redis's AOF buffer: the server writes it once per batch (Wait).
+		BufferAppends: true},
 		Decode,
 		func(key string, v keyspace.Value) error {
 			store.Update([]byte(key), func(tx *keyspace.Txn) { tx.Set(v) })

@@ -68,6 +68,7 @@ func openBuf(t testing.TB, dir string, opts Options) (*DB, *keyspace.Store) {
 	s := keyspace.New(nil)
 	bs := bufStore{s}
 	opts.Dir = dir
+	opts.BufferAppends = true // as the server
 	db, err := Open(opts, decodeBuf, bs.load, bs.replay)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", dir, err)

@@ -21,10 +21,12 @@ const (
 	crashDirEnv   = "PROBLY_PERSIST_CRASH_DIR"
 	crashRoundEnv = "PROBLY_PERSIST_CRASH_ROUND"
 	fsizeDirEnv   = "PROBLY_PERSIST_FSIZE_DIR"
+	fsizeBufEnv   = "PROBLY_PERSIST_FSIZE_BUFFERED"
 )
 
 // TestCrashChild is the child side of TestKill9: it writes with "always"
-// from several goroutines, snapshots in the background, and prints every
+// (with BufferAppends, as the server, except in round 1) from several
+// goroutines, snapshots in the background, and prints every
 // key whose Wait returned. The parent kills it with SIGKILL.
 func TestCrashChild(t *testing.T) {
 	dir := os.Getenv(crashDirEnv)
@@ -34,7 +36,7 @@ func TestCrashChild(t *testing.T) {
 	round := os.Getenv(crashRoundEnv)
 	s := keyspace.New(nil)
 	sm := storeModel{s}
-	db, err := Open(Options{Dir: dir, Fsync: FsyncAlways}, decodeTest, sm.load, sm.replay)
+	db, err := Open(Options{Dir: dir, Fsync: FsyncAlways, BufferAppends: os.Getenv(crashRoundEnv) != "1"}, decodeTest, sm.load, sm.replay)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child open:", err)
 		os.Exit(3)
@@ -179,7 +181,7 @@ func TestFsizeChild(t *testing.T) {
 		t.Skip("child process of TestPartialWriteCutOff")
 	}
 	md := newModel()
-	db, err := Open(Options{Dir: dir, Fsync: FsyncNo}, decodeTest, md.load, md.replay)
+	db, err := Open(Options{Dir: dir, Fsync: FsyncNo, BufferAppends: os.Getenv(fsizeBufEnv) == "1"}, decodeTest, md.load, md.replay)
 	if err != nil {
 		fmt.Println("ERR open", err)
 		os.Exit(3)
@@ -194,7 +196,12 @@ func TestFsizeChild(t *testing.T) {
 	failed := 0
 	for i := 0; i < 100; i++ {
 		k := fmt.Sprintf("k%d", i)
-		if _, err := db.Append([][]byte{[]byte("SET"), []byte(k), []byte(val)}); err != nil {
+		// The write error shows at Wait (Append only buffers the record).
+		seq, err := db.Append([][]byte{[]byte("SET"), []byte(k), []byte(val)})
+		if err == nil {
+			err = db.Wait(seq)
+		}
+		if err != nil {
 			if !errors.Is(err, syscall.EFBIG) && !errors.Is(err, ErrOutOfSync) {
 				fmt.Println("ERR unexpected", err)
 				os.Exit(4)
@@ -206,7 +213,7 @@ func TestFsizeChild(t *testing.T) {
 	}
 	// After a failed append every write is refused until a snapshot,
 	// even a small one that would fit.
-	if _, err := db.Append([][]byte{[]byte("DEL"), []byte("k0")}); err == nil {
+	if seq, err := db.Append([][]byte{[]byte("DEL"), []byte("k0")}); err == nil && db.Wait(seq) == nil {
 		fmt.Println("OK del")
 	} else if !errors.Is(err, ErrOutOfSync) || !errors.Is(db.WriteGate(), ErrOutOfSync) {
 		fmt.Println("ERR after a failed append:", err)
@@ -217,13 +224,19 @@ func TestFsizeChild(t *testing.T) {
 	os.Exit(0)
 }
 
+// TestPartialWriteCutOff: with and without BufferAppends.
 func TestPartialWriteCutOff(t *testing.T) {
 	if os.Getenv(fsizeDirEnv) != "" || runtime.GOOS != "linux" {
 		t.Skip()
 	}
+	t.Run("unbuffered", func(t *testing.T) { partialWriteCutOff(t, "0") })
+	t.Run("buffered", func(t *testing.T) { partialWriteCutOff(t, "1") })
+}
+
+func partialWriteCutOff(t *testing.T, buffered string) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFsizeChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), fsizeDirEnv+"="+dir)
+	cmd.Env = append(os.Environ(), fsizeDirEnv+"="+dir, fsizeBufEnv+"="+buffered)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)

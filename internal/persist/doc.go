@@ -4,10 +4,16 @@
 //
 // # What it promises
 //
-//   - Every record handed to [DB.Append] has been written to the operating
-//     system (write(2), page cache) when Append returns, so a crash of the
-//     process alone (kill -9, panic) loses nothing that Append accepted, in
-//     every fsync mode.
+//   - When [DB.Wait] returns nil for a sequence number, that record and
+//     every earlier one have been written to the operating system
+//     (write(2), page cache), in every fsync mode, so a crash of the process
+//     alone (kill -9, panic) loses nothing acknowledged after Wait. With
+//     Options.BufferAppends (the server's setting), [DB.Append] only adds
+//     the record to an in-memory buffer, as Redis does with its AOF buffer,
+//     and the first waiter writes the whole buffer with one write(2):
+//     concurrent writers and a pipeline share it. Records of callers that
+//     never Wait are written within a second (and at rotation and Close).
+//     Without it, Append returns once its record is written.
 //   - Fsync "always": when [DB.Wait] returns nil for a sequence number, that
 //     record and every earlier one have been fsynced. A write acknowledged
 //     only after Wait survives kill -9 and power loss (as far as the disk
@@ -27,8 +33,10 @@
 //   - Allocation sizes read from files are bounded by the bytes the file
 //     actually holds, so a damaged or hostile file cannot make Open allocate
 //     more than a small multiple of its size.
-//   - A failed write (for example ENOSPC) is returned by Append and the
-//     partial bytes are cut off again, so the log stays well-formed. The
+//   - A failed write (for example ENOSPC) is returned (by Append, or with
+//     BufferAppends by Wait, to every caller whose record was in the failed
+//     buffer: those records are dropped) and the partial bytes are cut off
+//     again, so the log stays well-formed. The
 //     caller may already have changed memory (a Bloom add sets bits before
 //     it is logged), so from then on memory and log may disagree: every
 //     write is refused with [ErrOutOfSync] ([DB.WriteGate], which
@@ -98,16 +106,18 @@
 // # Concurrency
 //
 // All methods of DB are safe for concurrent use. Append serializes callers
-// on one mutex: the order of records in the file is the order in which
-// Append calls were made. For the snapshot cut to be consistent, every
+// on one mutex: the order of records in the buffer, and so in the file, is
+// the order in which Append calls were made. For the snapshot cut to be consistent, every
 // mutation must be logged while holding the lock that protects it
 // (keyspace.Txn.Log does this). At most one snapshot runs at a time.
 //
 // # Cost
 //
-// Append: one encode and one write(2) system call, under a mutex. Wait
-// ("always"): at most one fsync in flight, shared by all waiters that arrive
-// meanwhile. Snapshot: memory for a clone of every value written while it
+// Append: one encode into the shared buffer, under a mutex. Wait: at most
+// one write(2) of the buffer in flight, shared by every record buffered
+// before it started (appends continue into a second buffer meanwhile);
+// with "always", at most one fsync in flight, shared by all waiters that
+// arrive meanwhile. Snapshot: memory for a clone of every value written while it
 // runs (copy-on-write, at most the size of the key space) plus one
 // marshalled value at a time; the file is written sequentially. Recovery reads
 // every file once (the snapshot is read once, verified record by record and

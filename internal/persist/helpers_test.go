@@ -102,12 +102,13 @@ func (sm storeModel) replay(args [][]byte) error {
 	return nil
 }
 
-// openStore opens dir and recovers into a fresh store that logs to the DB.
+// openStore opens dir and recovers into a fresh store that logs to the DB,
+// with BufferAppends as the server (callers Wait before acknowledging).
 func openStore(t testing.TB, dir, fsync string) (*DB, *keyspace.Store) {
 	t.Helper()
 	s := keyspace.New(nil)
 	sm := storeModel{s}
-	db, err := Open(Options{Dir: dir, Fsync: fsync}, decodeTest, sm.load, sm.replay)
+	db, err := Open(Options{Dir: dir, Fsync: fsync, BufferAppends: true}, decodeTest, sm.load, sm.replay)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", dir, err)
 	}
@@ -129,9 +130,9 @@ func set(t testing.TB, s *keyspace.Store, k, v string) uint64 {
 	return seq
 }
 
-func del(t testing.TB, s *keyspace.Store, k string) {
+func del(t testing.TB, s *keyspace.Store, k string) uint64 {
 	t.Helper()
-	_, err := s.Update([]byte(k), func(tx *keyspace.Txn) {
+	seq, err := s.Update([]byte(k), func(tx *keyspace.Txn) {
 		tx.Delete()
 		if err := tx.Log([]byte("DEL"), []byte(k)); err != nil {
 			t.Errorf("Log: %v", err)
@@ -140,6 +141,7 @@ func del(t testing.TB, s *keyspace.Store, k string) {
 	if err != nil {
 		t.Fatalf("del %s: %v", k, err)
 	}
+	return seq
 }
 
 func contents(s *keyspace.Store) map[string]string {

@@ -34,6 +34,10 @@ func TestEverySecLossWindow(t *testing.T) {
 				if seq > maxSeq {
 					return
 				}
+				if err := db.Wait(seq); err != nil { // written: acknowledged
+					t.Error(err)
+					return
+				}
 				acked[seq].Store(time.Now().UnixNano())
 			}
 		}()

@@ -82,6 +82,14 @@ type Options struct {
 	// must be fast and must not call back into the DB. SetOnFsync replaces
 	// it later.
 	OnFsync func(time.Duration)
+	// BufferAppends makes Append only add the record to an in-memory
+	// buffer, as Redis's AOF buffer: Wait (or Flush) writes it, with one
+	// write(2) for every record buffered meanwhile, and reports a write
+	// error. The caller must Wait before acknowledging a write (the server
+	// does, once per batch of pipelined commands). Without it, Append
+	// returns once its record is written (concurrent appenders still share
+	// writes) and returns the write error itself.
+	BufferAppends bool
 }
 
 // Decoder turns a snapshot record back into a value; typeName is
@@ -99,19 +107,33 @@ const (
 // DB is an open data directory: the current AOF generation plus snapshot
 // state. It implements keyspace.Logger. Create it with Open.
 type DB struct {
-	dir    string
-	log    *slog.Logger
-	policy fsyncPolicy
-	lock   *os.File
+	dir      string
+	log      *slog.Logger
+	policy   fsyncPolicy
+	buffered bool // Options.BufferAppends
+	lock     *os.File
 
-	// mu guards the writer: the current file, its offset and generation,
-	// sequence assignment, and closing.
+	// mu guards the record buffer and sequence assignment, the current
+	// file handle and generation (for readers; they change only with wmu
+	// held too), and closing.
 	mu      sync.Mutex
 	f       *os.File // current AOF, O_APPEND; nil after Close
 	gen     uint64   // generation of f
-	off     int64    // bytes of f known to be well-formed
 	closing bool
 	seq     atomic.Uint64 // last sequence number handed out (written under mu)
+	buf     []byte        // framed records seq written+1 … seq, not yet written (under mu)
+
+	// wmu serializes writes of the buffer to f (flush), rotation and Close.
+	// Lock order: wmu, then mu, then fmu, then smu. Store shard locks come
+	// before wmu (rotation runs under FreezeCOW).
+	wmu     sync.Mutex
+	off     int64         // bytes of f known to be well-formed (under wmu)
+	spare   []byte        // the buffer being written, reused (under wmu)
+	written atomic.Uint64 // every seq <= written was written to f, or dropped (stored under wmu)
+	// dropped lists the sequence ranges whose write failed (under mu); Wait
+	// fails for them. ndropped is its length, for a lock-free fast path.
+	dropped  []droppedRange
+	ndropped atomic.Int32
 
 	// fmu protects the lifetime of a file handle being fsynced outside mu:
 	// fsyncers hold it shared, rotation and Close hold it exclusively
@@ -154,9 +176,22 @@ type DB struct {
 	bgWG      sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
-
-	bufPool sync.Pool // *[]byte frame buffers
 }
+
+// droppedRange is a range of sequence numbers whose records were never
+// written (the write failed, or the log failed before they were written).
+type droppedRange struct {
+	lo, hi uint64
+	err    error
+}
+
+// Buffer sizes: Append writes the buffer itself once it holds flushAt
+// bytes (nobody may be waiting), and a buffer that grew beyond keepBuf is
+// not kept for reuse.
+const (
+	flushAt = 1 << 20
+	keepBuf = 1 << 20
+)
 
 // Open opens (creating if needed) the data directory and recovers: it loads
 // dump.pdb if present, calling load for every key (only after the whole
@@ -201,11 +236,12 @@ func Open(opts Options, decode Decoder, load func(key string, v keyspace.Value) 
 		return nil, err
 	}
 	d := &DB{
-		dir:    opts.Dir,
-		log:    logger,
-		policy: policy,
-		lock:   lock,
-		stop:   make(chan struct{}),
+		dir:      opts.Dir,
+		log:      logger,
+		policy:   policy,
+		lock:     lock,
+		buffered: opts.BufferAppends,
+		stop:     make(chan struct{}),
 	}
 	d.scond = sync.NewCond(&d.smu)
 	if opts.OnFsync != nil {
@@ -218,45 +254,37 @@ func Open(opts Options, decode Decoder, load func(key string, v keyspace.Value) 
 	}
 	d.lastSave.Store(time.Now().UnixNano())
 	d.lastSaveOK.Store(true)
-	if policy == policyEverySec {
-		d.bgWG.Add(1)
-		go d.everySecLoop()
-	}
+	d.bgWG.Add(1)
+	go d.everySecLoop()
 	return d, nil
 }
 
-// Append writes one record (a mutating command in canonical form) to the
-// AOF and returns its sequence number, for Wait. When Append returns nil,
-// the record is in the operating system's page cache (no fsync). It is
-// safe for concurrent callers; records are ordered by the call order.
-// It implements keyspace.Logger.
+// Append adds one record (a mutating command in canonical form) to the
+// AOF and returns its sequence number, for Wait. With
+// Options.BufferAppends the record goes to an in-memory buffer, as in
+// Redis: Wait(seq) writes the buffer (one write(2) for every record
+// buffered meanwhile, by any caller) before it returns, so a reply sent
+// after Wait survives kill -9 in every fsync mode, and a failure to write
+// is reported by Wait to every caller whose record was in the buffer.
+// Without it, Append returns once the record is written (page cache, no
+// fsync). It is safe for concurrent callers; records are ordered by the
+// call order. It implements keyspace.Logger.
 //
-// On error the record is not in the log (partial bytes are cut off again)
-// and the caller must not acknowledge the mutation: the server replies
-// with an error. After ErrFailed every Append fails.
+// An error means the record is not in the log, and the caller must not
+// acknowledge the mutation: the server replies with an error. After
+// ErrFailed every Append fails.
 func (d *DB) Append(args [][]byte) (seq uint64, err error) {
 	psize, err := payloadSize(args)
 	if err != nil {
 		return 0, err
 	}
-	bp, _ := d.bufPool.Get().(*[]byte)
-	if bp == nil {
-		bp = new([]byte)
-	}
-	buf := appendFrame((*bp)[:0], args, psize)
-	defer func() {
-		if cap(buf) <= 64<<10 { // don't keep huge buffers alive
-			*bp = buf[:0]
-			d.bufPool.Put(bp)
-		}
-	}()
-
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.f == nil {
+		d.mu.Unlock()
 		return 0, ErrClosed
 	}
 	if err := d.failure(); err != nil {
+		d.mu.Unlock()
 		return 0, err
 	}
 	if err := d.outOfSync(); err != nil {
@@ -264,43 +292,66 @@ func (d *DB) Append(args [][]byte) (seq uint64, err error) {
 		// WriteGate before the failure): that change is in no file either,
 		// so a snapshot whose cut came before this call does not cover it.
 		d.writeErrs.Add(1)
+		d.mu.Unlock()
 		return 0, err
 	}
-	n, werr := d.f.Write(buf)
-	if werr != nil {
-		if n > 0 {
-			// Cut the partial frame off so the file stays well-formed and
-			// the next record does not follow garbage. With O_APPEND the
-			// next write goes to the new end.
-			if terr := d.f.Truncate(d.off); terr != nil {
-				d.setFailed(fmt.Errorf("cut partial record off %s after write error (%v): %w", d.f.Name(), werr, terr))
-			}
-		}
-		err := fmt.Errorf("persist: append to %s: %w", d.f.Name(), werr)
-		// The caller may already have changed memory (BF.ADD sets bits
-		// before logging): refuse writes until a snapshot catches up.
-		d.lastWriteErr.Store(&err)
-		d.writeErrs.Add(1)
-		d.log.Error("persist: AOF write failed; refusing writes until a snapshot succeeds", "err", err)
-		return 0, err
-	}
-	d.off += int64(n)
-	d.aofSize.Add(int64(n))
+	d.buf = appendFrame(d.buf, args, psize)
+	big := len(d.buf) >= flushAt
+	seq = d.seq.Add(1)
 	d.changes.Add(1)
-	return d.seq.Add(1), nil
+	d.mu.Unlock()
+	if !d.buffered {
+		if err := d.writeThrough(seq); err != nil {
+			return 0, err
+		}
+	} else if big {
+		// Bound the buffer when nobody waits (or one record is large). A
+		// failure is reported by Wait.
+		_ = d.flush()
+	}
+	return seq, nil
 }
 
-// Wait blocks until every record with a sequence number <= seq is fsynced,
-// with Fsync "always". Concurrent waiters share fsyncs (group commit): at
-// most one fsync runs at a time and it covers every record written before
-// it started. With "everysec" and "no", and for seq 0, it returns nil at
-// once.
+// writeThrough writes the buffer unless seq is written already, and
+// returns the write error if seq's record was dropped.
+func (d *DB) writeThrough(seq uint64) error {
+	err := d.flushTo(seq)
+	if d.ndropped.Load() > 0 {
+		if derr := d.droppedErr(seq); derr != nil {
+			return derr
+		}
+	}
+	if err != nil && d.written.Load() >= seq {
+		return nil // a later record's write failed; seq's is in the file
+	}
+	return err
+}
+
+// Wait blocks until every record with a sequence number <= seq is as
+// durable as the fsync policy promises: written to the file (the page
+// cache) with every policy, and fsynced with Fsync "always". The first
+// waiter writes the whole buffer, so concurrent callers share one write
+// (and, with "always", one fsync: group commit). For seq 0 it returns nil
+// at once. It fails if the record could not be written (for example
+// ENOSPC: the error wraps the cause) or, with "always", fsynced.
 func (d *DB) Wait(seq uint64) error {
-	if d.policy != policyAlways || seq == 0 {
+	if seq == 0 {
 		return nil
 	}
-	if seq > d.seq.Load() {
-		return fmt.Errorf("%w: %d (last is %d)", ErrInvalidSeq, seq, d.seq.Load())
+	if d.written.Load() < seq {
+		if seq > d.seq.Load() {
+			return fmt.Errorf("%w: %d (last is %d)", ErrInvalidSeq, seq, d.seq.Load())
+		}
+		if err := d.writeThrough(seq); err != nil {
+			return err
+		}
+	} else if d.ndropped.Load() > 0 {
+		if err := d.droppedErr(seq); err != nil {
+			return err
+		}
+	}
+	if d.policy != policyAlways {
+		return nil
 	}
 	d.smu.Lock()
 	defer d.smu.Unlock()
@@ -325,13 +376,133 @@ func (d *DB) Wait(seq uint64) error {
 	return nil
 }
 
-// syncOnce fsyncs the current AOF and marks every record written before it
-// started as synced.
+// Flush writes every buffered record to the file (no fsync). The server
+// calls it after a write command that reported no sequence number, as a
+// safety net; Wait is the normal way.
+func (d *DB) Flush() error {
+	seq := d.seq.Load()
+	if d.written.Load() >= seq {
+		return nil
+	}
+	return d.writeThrough(seq)
+}
+
+// droppedErr returns the write error of the dropped range holding seq.
+func (d *DB) droppedErr(seq uint64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range d.dropped {
+		if r.lo <= seq && seq <= r.hi {
+			return r.err
+		}
+	}
+	return nil
+}
+
+// flushTo writes the buffer unless every record up to seq is written
+// already (by a concurrent flush).
+func (d *DB) flushTo(seq uint64) error {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	if d.written.Load() >= seq {
+		return nil
+	}
+	return d.flushLocked()
+}
+
+// flush writes the buffer.
+func (d *DB) flush() error {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	return d.flushLocked()
+}
+
+// flushLocked writes the buffered records to f with one write(2); d.wmu
+// is held. Appends continue into a second buffer meanwhile. If the write
+// fails, the partial bytes are cut off again, the records buffered until
+// now are dropped (their waiters get the error) and the log refuses
+// writes until a snapshot (ErrOutOfSync), as Append did when it wrote
+// itself.
+func (d *DB) flushLocked() error {
+	d.mu.Lock()
+	if len(d.buf) == 0 {
+		d.written.Store(d.seq.Load())
+		d.mu.Unlock()
+		return nil
+	}
+	f := d.f
+	if f == nil {
+		d.mu.Unlock()
+		return ErrClosed // Close wrote the buffer; nothing is left
+	}
+	if err := d.failure(); err != nil {
+		d.dropLocked(err)
+		d.mu.Unlock()
+		return err
+	}
+	buf := d.buf
+	d.buf = d.spare[:0]
+	hi := d.seq.Load()
+	d.mu.Unlock()
+
+	n, werr := f.Write(buf)
+	if cap(buf) <= keepBuf {
+		d.spare = buf[:0]
+	} else {
+		d.spare = nil
+	}
+	if werr == nil {
+		d.off += int64(n)
+		d.aofSize.Add(int64(n))
+		d.written.Store(hi)
+		return nil
+	}
+	if n > 0 {
+		// Cut the partial frames off so the file stays well-formed and
+		// the next record does not follow garbage. With O_APPEND the next
+		// write goes to the new end.
+		if terr := f.Truncate(d.off); terr != nil {
+			d.setFailed(fmt.Errorf("cut partial record off %s after write error (%v): %w", f.Name(), werr, terr))
+		}
+	}
+	err := fmt.Errorf("persist: append to %s: %w", f.Name(), werr)
+	d.log.Error("persist: AOF write failed; refusing writes until a snapshot succeeds", "err", err)
+	d.mu.Lock()
+	// The callers already changed memory (BF.ADD sets bits before
+	// logging): refuse writes until a snapshot catches up. Set under mu,
+	// so no record follows the dropped ones before that snapshot.
+	d.lastWriteErr.Store(&err)
+	d.writeErrs.Add(1)
+	d.dropLocked(err)
+	d.mu.Unlock()
+	return err
+}
+
+// dropLocked discards every record not yet written, up to the last
+// sequence number handed out, and records the range for Wait. d.mu and
+// d.wmu are held.
+func (d *DB) dropLocked(err error) {
+	lo, hi := d.written.Load()+1, d.seq.Load()
+	if hi < lo {
+		return
+	}
+	d.buf = d.buf[:0]
+	d.dropped = append(d.dropped, droppedRange{lo: lo, hi: hi, err: err})
+	d.ndropped.Store(int32(len(d.dropped)))
+	d.changes.Add(^(hi - lo)) // subtract hi-lo+1: the records are in no file
+	d.written.Store(hi)
+}
+
+// syncOnce writes the buffer, fsyncs the current AOF and marks every
+// record written before the fsync started as synced.
 func (d *DB) syncOnce() error {
+	_ = d.flush() // a failure shows as a dropped range, which Wait reports
+	d.wmu.Lock()
 	d.mu.Lock()
 	f, gen := d.f, d.gen
-	target := d.seq.Load()
+	target := d.written.Load()
 	d.mu.Unlock()
+	d.wmu.Unlock()
 	if f == nil {
 		return ErrClosed
 	}
@@ -374,6 +545,14 @@ func (d *DB) everySecLoop() {
 		case <-d.stop:
 			return
 		case <-t.C:
+			if d.policy != policyEverySec {
+				// Records of callers that never Wait reach the file
+				// within a second.
+				if d.written.Load() < d.seq.Load() {
+					_ = d.flush()
+				}
+				continue
+			}
 			d.smu.Lock()
 			dirty := d.seq.Load() > d.synced
 			d.smu.Unlock()
@@ -481,12 +660,18 @@ func (d *DB) close() error {
 	close(d.stop)
 	d.bgWG.Wait()
 
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	werr := d.flushLocked()
 	d.mu.Lock()
 	d.fmu.Lock()
 	var err error
 	target := d.seq.Load()
+	if werr != nil && !errors.Is(werr, ErrClosed) {
+		err = werr
+	}
 	if d.f != nil {
-		if e := d.fsync(d.f); e != nil {
+		if e := d.fsync(d.f); e != nil && err == nil {
 			err = fmt.Errorf("persist: fsync %s: %w", d.f.Name(), e)
 		}
 		if e := d.f.Close(); e != nil && err == nil {

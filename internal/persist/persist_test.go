@@ -254,7 +254,9 @@ func TestCrashBetweenRotationAndRename(t *testing.T) {
 	for i := range 20 {
 		put(fmt.Sprintf("c%d", i), "3")
 	}
-	del(t, s, "a0")
+	if err := db.Wait(del(t, s, "a0")); err != nil { // acknowledged
+		t.Fatal(err)
+	}
 	delete(want, "a0")
 	crash(db)
 
@@ -668,21 +670,35 @@ func TestAppendWriteErrorReturned(t *testing.T) {
 	dir := t.TempDir()
 	db, s := openStore(t, dir, FsyncNo)
 	set(t, s, "a", "1")
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	db.wmu.Lock()
 	db.mu.Lock()
 	real := db.f
 	db.f = full
 	db.mu.Unlock()
-	// Like BF.ADD: memory changes, then the record fails.
-	_, err = s.Update([]byte("b"), func(tx *keyspace.Txn) {
+	db.wmu.Unlock()
+	// Like BF.ADD: memory changes, then the record fails; the write
+	// error shows at Wait (Append only buffers the record).
+	seq, err := s.Update([]byte("b"), func(tx *keyspace.Txn) {
 		tx.Set(strVal("2"))
 		tx.Log([]byte("SET"), []byte("b"), []byte("2"))
 	})
-	if !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("Append to a full disk = %v, want ENOSPC", err)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if err := db.Wait(seq); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Wait for a record written to a full disk = %v, want ENOSPC", err)
+	}
+	if err := db.Wait(seq); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("second Wait for the dropped record = %v, want ENOSPC", err)
+	}
+	db.wmu.Lock()
 	db.mu.Lock()
 	db.f = real
 	db.mu.Unlock()
+	db.wmu.Unlock()
 	full.Close()
 	if err := db.WriteGate(); !errors.Is(err, ErrOutOfSync) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("WriteGate after a failed append = %v", err)
@@ -706,6 +722,69 @@ func TestAppendWriteErrorReturned(t *testing.T) {
 	defer db.Close()
 	if got := contents(s); !maps.Equal(got, map[string]string{"a": "1", "b": "2", "c": "3"}) {
 		t.Fatalf("recovered %v", got)
+	}
+}
+
+// TestUnbufferedAppendWrites: without BufferAppends, Append returns once
+// its record is in the file, and returns a write error itself.
+func TestUnbufferedAppendWrites(t *testing.T) {
+	dir := t.TempDir()
+	db, _ := open(t, dir, FsyncNo)
+	defer db.Close()
+	before, _ := os.Stat(aofPath(dir, 1))
+	appendRec(t, db, "SET", "a", "1")
+	after, _ := os.Stat(aofPath(dir, 1))
+	if after.Size() <= before.Size() {
+		t.Fatalf("AOF %d bytes after Append, %d before", after.Size(), before.Size())
+	}
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full:", err)
+	}
+	db.wmu.Lock()
+	db.mu.Lock()
+	real := db.f
+	db.f = full
+	db.mu.Unlock()
+	db.wmu.Unlock()
+	_, err = db.Append([][]byte{[]byte("SET"), []byte("b"), []byte("2")})
+	db.wmu.Lock()
+	db.mu.Lock()
+	db.f = real
+	db.mu.Unlock()
+	db.wmu.Unlock()
+	full.Close()
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Append to a full disk = %v, want ENOSPC", err)
+	}
+	if _, err := db.Append([][]byte{[]byte("DEL"), []byte("a")}); !errors.Is(err, ErrOutOfSync) {
+		t.Fatalf("Append after a failed one = %v", err)
+	}
+}
+
+// TestBufferedAppendSharesWrites: with BufferAppends, records wait in
+// memory until Wait, which writes every buffered record at once.
+func TestBufferedAppendSharesWrites(t *testing.T) {
+	dir := t.TempDir()
+	db, s := openStore(t, dir, FsyncNo)
+	defer db.Close()
+	before, _ := os.Stat(aofPath(dir, 1))
+	var last uint64
+	for i := range 10 {
+		last = set(t, s, fmt.Sprint("k", i), "v")
+	}
+	if st, _ := os.Stat(aofPath(dir, 1)); st.Size() != before.Size() {
+		t.Fatalf("buffered records were written before Wait (%d bytes)", st.Size()-before.Size())
+	}
+	if err := db.Wait(last - 5); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(aofPath(dir, 1))
+	if got := frameOffsets(t, readFile(t, aofPath(dir, 1))); len(got) != 10 {
+		t.Fatalf("one Wait wrote %d records (%d bytes), want all 10", len(got), st.Size()-before.Size())
+	}
+	if err := db.Wait(last); err != nil {
+		t.Fatal(err)
 	}
 }
 

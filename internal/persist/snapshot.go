@@ -219,10 +219,17 @@ type rotation struct {
 	writeErrs  uint64 // failed appends before the cut
 }
 
-// rotate runs inside store.Freeze: it fsyncs the current AOF, makes next
+// rotate runs inside store.Freeze: it writes the buffered records and
+// fsyncs the current AOF, makes next
 // the current generation, and records what the snapshot will make
 // obsolete. If it fails the current generation stays in use.
 func (d *DB) rotate(next *nextAOF) (rotation, error) {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	// The records buffered before the cut belong to the old generation.
+	if err := d.flushLocked(); err != nil {
+		return rotation{}, err
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.f == nil {

@@ -8,9 +8,11 @@
 //     pipelined commands, executes them in order, waits once for the
 //     batch's writes to be durable (Persister.Wait with the highest
 //     sequence number any command in the batch wrote) and only then flushes
-//     all the batch's replies in one write. With appendfsync always no reply
-//     reaches a client before the write it acknowledges is fsynced, and a
-//     pipeline shares one fsync.
+//     all the batch's replies in one write. The AOF records are buffered
+//     and written in that wait (one write(2) per batch, shared with other
+//     connections), so no reply reaches a client before the record it
+//     acknowledges is in the file; with appendfsync always, before it is
+//     fsynced, and a pipeline shares one fsync.
 //   - A malformed or hostile request (huge or negative lengths, oversized
 //     inline lines, garbage) costs only its own connection: it gets
 //     "-ERR Protocol error: …" and is closed. Limits: proto-max-bulk-len
@@ -52,6 +54,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -65,7 +68,9 @@ import (
 // Persister is the persistence engine as the server sees it.
 type Persister interface {
 	// Wait blocks until every log record up to seq is as durable as the
-	// appendfsync policy promises.
+	// appendfsync policy promises: at least written to the file (records
+	// may be buffered in memory until then), and fsynced with
+	// appendfsync always.
 	Wait(seq uint64) error
 	// Snapshot writes a snapshot synchronously (SAVE).
 	Snapshot(*keyspace.Store) error
@@ -81,6 +86,13 @@ type Persister interface {
 	AOFSize() int64
 	// Changes is the number of mutations since the last snapshot.
 	Changes() uint64
+}
+
+// Flusher is implemented by a Persister that buffers log records: Flush
+// writes every buffered record to the file (what Wait does for the records
+// up to a sequence number).
+type Flusher interface {
+	Flush() error
 }
 
 // Defaults for Options.
@@ -156,6 +168,7 @@ type Server struct {
 	cfg     *config.Registry
 	table   *command.Table
 	persist Persister
+	flusher Flusher // persist, if it implements Flusher
 	version string
 	start   time.Time
 	runID   string
@@ -213,11 +226,13 @@ func New(opts Options) (*Server, error) {
 		store:   opts.Store,
 		cfg:     opts.Config,
 		table:   opts.Table,
-		persist: opts.Persist,
 		version: opts.Version,
 		start:   time.Now(),
 		conns:   map[*client]struct{}{},
 		obs:     opts.Observer,
+	}
+	if opts.Persist != nil {
+		s.SetPersist(opts.Persist)
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -360,7 +375,10 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // SetPersist attaches the persistence engine (when it is opened after the
 // server was created). It must be called before Serve.
-func (s *Server) SetPersist(p Persister) { s.persist = p }
+func (s *Server) SetPersist(p Persister) {
+	s.persist = p
+	s.flusher, _ = p.(Flusher)
+}
 
 // Serving reports whether Serve is accepting connections: it has been
 // called and Shutdown has not (readiness).
@@ -536,6 +554,9 @@ type client struct {
 	ctx   command.Ctx
 	res   reservation // the running command's maxmemory reservations
 	lower []byte
+	// unlogged is set when a write command of the batch reported no AOF
+	// sequence number (see settle).
+	unlogged bool
 }
 
 func newClient(s *Server, nc net.Conn) *client {
@@ -578,6 +599,7 @@ func (c *client) serve() {
 			return
 		}
 		var maxSeq uint64
+		c.unlogged = false
 		n := 0
 		errs := c.reply.Errors
 		if c.rec != nil {
@@ -600,6 +622,7 @@ func (c *client) serve() {
 					return
 				}
 				n, maxSeq, flushed = 0, 0, c.reply.BulkBytes
+				c.unlogged = false
 			}
 		}
 		c.s.stats.cmds.Add(uint64(total))
@@ -621,18 +644,34 @@ const replyFlushBytes = 4 << 20
 // settle makes the last n commands' writes durable as the appendfsync
 // policy promises (up to log sequence maxSeq) and then flushes their
 // replies. It reports false when the connection should close.
+//
+// The persistence engine buffers AOF records (as Redis's AOF buffer) and
+// writes them in Wait, so this is where a batch's records reach the file:
+// one write(2) for the batch, shared with every other connection's
+// records buffered meanwhile, before any reply of the batch is sent.
 func (c *client) settle(n int, maxSeq uint64) bool {
-	if maxSeq > 0 && c.s.persist != nil {
-		if err := c.s.persist.Wait(maxSeq); err != nil {
-			// The batch's writes are not durable as promised (an fsync
-			// failed): no reply of this batch may claim success. Drop the
-			// buffered replies and answer every command with an error; the
-			// log refuses further writes until a restart.
+	if p := c.s.persist; p != nil && (maxSeq > 0 || c.unlogged) {
+		var err error
+		if c.unlogged && c.s.flusher != nil {
+			// A write command reported no sequence number: write
+			// whatever is buffered, in case it logged without saying so.
+			err = c.s.flusher.Flush()
+		}
+		if err == nil && maxSeq > 0 {
+			err = p.Wait(maxSeq)
+		}
+		if err != nil {
+			// The batch's writes are not durable as promised (a write or
+			// an fsync failed): no reply of this batch may claim success.
+			// Drop the buffered replies and answer every command with an
+			// error; the log refuses further writes until a snapshot (a
+			// failed write) or a restart (a failed fsync).
 			c.s.log.Error("waiting for durability failed; failing the batch",
 				"conn_id", c.conn.ID, "seq", maxSeq, "err", err)
+			msg := durabilityError(err)
 			c.wr.SetBuffer(nil)
 			for range n {
-				c.wr.WriteError(durabilityErr)
+				c.wr.WriteError(msg)
 			}
 			c.s.stats.errors.Add(uint64(n))
 		}
@@ -644,6 +683,17 @@ func (c *client) settle(n int, maxSeq uint64) bool {
 // not be made durable (fsync failure). Redis exits in this case with
 // appendfsync always; probly keeps serving reads of later batches.
 const durabilityErr = "MISCONF Errors writing to the AOF file: fsync failed; write not acknowledged"
+
+// durabilityError is the reply for a failed durability wait: it names the
+// system error (Redis: "MISCONF Errors writing to the AOF file: No space
+// left on device") when there is one, and never a file name or key.
+func durabilityError(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return "MISCONF Errors writing to the AOF file: " + errno.Error() + "; write not acknowledged"
+	}
+	return durabilityErr
+}
 
 // readError answers protocol errors (Redis replies then closes) and
 // ignores I/O errors.
@@ -715,6 +765,9 @@ func (c *client) dispatch(args [][]byte) string {
 	}
 	c.ctx.Args = nil
 	c.reply.Proto = c.conn.Proto
+	if c.ctx.Seq == 0 && spec.Flags&command.FlagWrite != 0 {
+		c.unlogged = true
+	}
 	return spec.Name
 }
 
