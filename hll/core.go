@@ -165,7 +165,8 @@ func denseSet(r []byte, index int, count uint8) bool {
 // is a multiple of 8), so a random offset costs no branch misprediction.
 func denseAdd(l *params, b []byte, h uint64) bool {
 	index := uint(h) & uint(l.m-1)
-	count := uint16(bits.TrailingZeros64(h>>l.p|1<<l.q) + 1)
+	// (p and q are < 64; the masks only spare the compiler its checks.)
+	count := uint16(bits.TrailingZeros64(h>>(l.p&63)|1<<(l.q&63)) + 1)
 	bit := index * regBits
 	i := hdrSize + bit>>3
 	j := i + 1
