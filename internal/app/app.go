@@ -70,8 +70,10 @@ type Options struct {
 	// TLSCert and TLSKey (PEM files, both or neither) make the RESP
 	// listener speak TLS.
 	TLSCert, TLSKey string
-	// ProtectedModeOff allows a non-loopback Addr without RequirePass and
-	// a non-loopback MetricsAddr.
+	// ProtectedModeOff allows a non-loopback Addr without RequirePass, a
+	// non-loopback MetricsAddr and, with Follow, a non-loopback listen
+	// address of the embedded NATS server (embedded.listen), which has no
+	// authentication.
 	ProtectedModeOff bool
 	// Config holds start-up values of CONFIG parameters (name, value),
 	// applied in order before recovery, e.g. {"maxmemory", "2gb"}.
@@ -85,6 +87,14 @@ type Options struct {
 
 // Tables builds the command table and settings registry with every command
 // family registered.
+//
+// Every byte-sized parameter accepts Redis memory values ("1mb", "512kb",
+// bytes) in CONFIG SET and on the command line, as Redis's memory configs
+// do: maxmemory, proto-max-bulk-len, client-query-buffer-limit,
+// auto-aof-rewrite-min-size and hll-sparse-max-bytes parse them
+// themselves; the per-filter budgets bf-max-filter-bytes and
+// cf-max-filter-bytes (registered with an integer parser) get the
+// conversion here.
 func Tables() (*command.Table, *config.Registry) {
 	t := command.NewTable()
 	cfg := config.New()
@@ -93,8 +103,13 @@ func Tables() (*command.Table, *config.Registry) {
 	bf.Register(t, cfg)
 	pf.Register(t, cfg)
 	cf.Register(t, cfg)
+	cfg.AcceptMemoryUnits(memoryUnitParams...)
 	return t, cfg
 }
+
+// memoryUnitParams are the byte-sized parameters whose own Set takes only
+// a decimal byte count (see Tables).
+var memoryUnitParams = []string{"bf-max-filter-bytes", "cf-max-filter-bytes"}
 
 // Decode turns a snapshot record into a value by its type name.
 func Decode(typeName string, data []byte) (keyspace.Value, error) {
@@ -152,7 +167,10 @@ func Run(ctx context.Context, o Options) error {
 	replay := Replayer(table, cfg, store)
 	db, err := persist.Open(persist.Options{Dir: o.Dir, Fsync: o.AppendFsync, Logger: log,
 		// Redis's AOF buffer: the server writes it once per batch (Wait).
-		BufferAppends: true},
+		BufferAppends: true,
+		// From the first fsync on (recovery fsyncs the AOF it opens), so
+		// the fsync histogram's count equals probly_aof_fsyncs_total.
+		OnFsync: op.metrics.ObserveFsync},
 		Decode,
 		func(key string, v keyspace.Value) error {
 			store.Update([]byte(key), func(tx *keyspace.Txn) { tx.Set(v) })

@@ -116,11 +116,12 @@ func (op *ops) ready() bool {
 }
 
 // attachPersist hands the persistence engine, opened by recovery, to the
-// server (SAVE, INFO) and the metrics (AOF, snapshots, fsync latency).
+// server (SAVE, INFO) and the metrics (AOF, snapshots). The fsync latency
+// observer is passed to persist.Open instead (Options.OnFsync), so that it
+// sees every fsync the counter counts, recovery's included.
 func (op *ops) attachPersist(db *persist.DB) {
 	op.srv.SetPersist(db)
 	op.metrics.SetPersist(db)
-	db.SetOnFsync(op.metrics.ObserveFsync)
 }
 
 // listener wraps the RESP listener in TLS when configured.

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/probly/probly/internal/follow"
+	"github.com/probly/probly/internal/metrics"
 )
 
 // served is an in-process `probly serve` started by runApp.
@@ -580,7 +582,24 @@ func TestLimitsFullStack(t *testing.T) {
 	ctx := context.Background()
 	s := runApp(t, Options{Config: [][2]string{{"maxmemory", "64mb"}, {"bf-max-filter-bytes", "65536"}, {"metrics-max-filters", "7"}}}, true)
 	c := newClient(t, s.addr, nil)
-	other := newClient(t, s.addr, nil)
+	other := newClient(t, s.addr, func(o *redis.Options) { o.PoolSize = 1 })
+	if err := other.Ping(ctx).Err(); err != nil { // connected before any limit is crossed
+		t.Fatal(err)
+	}
+	// otherFine: the other, already-connected client writes and reads a
+	// filter of its own (one connection: PoolSize 1).
+	otherN := 0
+	otherFine := func(when string) {
+		t.Helper()
+		otherN++
+		item := "o" + strconv.Itoa(otherN)
+		if added, err := other.BFAdd(ctx, "other", item).Result(); err != nil || !added {
+			t.Fatalf("other client's BF.ADD %s: %v %v", when, added, err)
+		}
+		if ok, err := other.BFExists(ctx, "other", item).Result(); err != nil || !ok {
+			t.Fatalf("other client's BF.EXISTS %s: %v %v", when, ok, err)
+		}
+	}
 	cfg := func(name string) string {
 		t.Helper()
 		m, err := c.ConfigGet(ctx, name).Result()
@@ -606,6 +625,7 @@ func TestLimitsFullStack(t *testing.T) {
 	if err := c.Do(ctx, "BF.RESERVE", "big", "0.001", "1000000").Err(); err == nil || err.Error() != "ERR Insufficient memory to create filter" {
 		t.Fatalf("BF.RESERVE over bf-max-filter-bytes: %v", err)
 	}
+	otherFine("after BF.RESERVE over the cap")
 	if err := c.Do(ctx, "BF.RESERVE", "grow", "0.01", "20000").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -626,6 +646,12 @@ func TestLimitsFullStack(t *testing.T) {
 	if growErr == nil || growErr.Error() != "ERR problem inserting into filter" {
 		t.Fatalf("growing past bf-max-filter-bytes: %v", growErr)
 	}
+	otherFine("after growing past the cap")
+	// The same connection still works, on the capped filter too: the items
+	// it holds answer.
+	if ok, err := c.BFExists(ctx, "grow", 5).Result(); err != nil || !ok {
+		t.Fatalf("BF.EXISTS on the capped filter: %v %v", ok, err)
+	}
 	// Cuckoo cap, set at run time.
 	if err := c.ConfigSet(ctx, "cf-max-filter-bytes", "4096").Err(); err != nil {
 		t.Fatal(err)
@@ -636,6 +662,13 @@ func TestLimitsFullStack(t *testing.T) {
 	if err := c.Ping(ctx).Err(); err != nil {
 		t.Fatalf("connection after the cap errors: %v", err)
 	}
+	if err := c.Do(ctx, "CF.RESERVE", "smallcf", "64").Err(); err != nil {
+		t.Fatalf("CF.RESERVE within the cap on the same connection: %v", err)
+	}
+	if err := c.Do(ctx, "CF.ADD", "smallcf", "x").Err(); err != nil {
+		t.Fatalf("CF.ADD on the same connection: %v", err)
+	}
+	otherFine("after CF.RESERVE over the cap")
 
 	// maxmemory: lower it below what is used; every family's writes get the
 	// OOM error, reads and DEL work, on this and other connections.
@@ -687,5 +720,215 @@ func TestLimitsFullStack(t *testing.T) {
 		if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), kv[0]) {
 			t.Errorf("Config %v: %v", kv, err)
 		}
+	}
+}
+
+// probly_aof_fsyncs_total and the fsync histogram's count agree: the
+// histogram sees every fsync the counter counts, including the ones
+// recovery makes at start, before the server serves.
+func TestFsyncMetricsAgree(t *testing.T) {
+	dirA := t.TempDir()
+	for round, r := range []struct {
+		fsync, dir string
+		atStart    float64
+	}{
+		{"always", dirA, 1},          // a new directory: Open creates and fsyncs the AOF
+		{"everysec", t.TempDir(), 1}, // the same with everysec
+		{"everysec", dirA, 0},        // restart: recovery of dump.pdb and the AOF
+	} {
+		fsync := r.fsync
+		s := runApp(t, Options{Dir: r.dir, AppendFsync: fsync}, true)
+		c := newClient(t, s.addr, nil)
+		ctx := context.Background()
+		check := func(when string, min float64) {
+			t.Helper()
+			var count, hist float64
+			// A scrape reads the two at slightly different moments; an
+			// fsync in between (everysec) makes them differ once, a
+			// miscount makes them differ always.
+			for try := 0; try < 20; try++ {
+				vals, _ := scrape(t, s)
+				count, hist = vals["probly_aof_fsyncs_total"], vals["probly_aof_fsync_duration_seconds_count"]
+				if count == hist {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if count != hist {
+				t.Fatalf("%s, %s (round %d): probly_aof_fsyncs_total %v, probly_aof_fsync_duration_seconds_count %v", fsync, when, round, count, hist)
+			}
+			if count < min {
+				t.Fatalf("%s, %s: %v fsyncs, want at least %v", fsync, when, count, min)
+			}
+		}
+		check("after start", r.atStart)
+		for i := 0; i < 20; i++ {
+			if err := c.Do(ctx, "BF.ADD", "f", i).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.Save(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		min := 2.0
+		if fsync == "always" {
+			min = 21 // one per acknowledged write, plus start-up
+		}
+		check("after writes and SAVE", min)
+		s.stop(t)
+	}
+}
+
+// Every probly_ metric a running server exports, --follow's included (they
+// share the registry), follows the naming rule of docs/OPERATIONS.md
+// (metrics.CheckName), and the metrics table there lists exactly the
+// exported probly_ metrics.
+func TestMetricNames(t *testing.T) {
+	dir := t.TempDir()
+	followCfg := filepath.Join(t.TempDir(), "follow.json")
+	if err := os.WriteFile(followCfg, []byte(`{"stream": "S", "embedded": {"listen": "off"},
+	  "keys": [{"key": "k", "type": "bf", "add": ["s.add"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := runApp(t, Options{Dir: dir, Follow: followCfg}, true)
+	c := newClient(t, s.addr, nil)
+	ctx := context.Background()
+	for _, args := range [][]any{{"BF.ADD", "b", "x"}, {"CF.ADD", "c", "x"}, {"PFADD", "h", "x"}, {"SAVE"}} {
+		if err := c.Do(ctx, args...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, body := httpGet(t, s.metricsURL+"/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics = %d", code)
+	}
+	help, typ := map[string]string{}, map[string]string{}
+	for _, line := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(line, "# HELP "); ok {
+			name, text, _ := strings.Cut(rest, " ")
+			help[name] = text
+		} else if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name, ty, _ := strings.Cut(rest, " ")
+			typ[name] = ty
+		}
+	}
+	exported := map[string]bool{}
+	for name, ty := range typ {
+		if !strings.HasPrefix(name, "probly_") {
+			continue
+		}
+		exported[name] = true
+		if err := metrics.CheckName(name, ty, help[name]); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, want := range []string{"probly_follow_lag_messages", "probly_filter_items", "probly_aof_fsync_duration_seconds"} {
+		if !exported[want] {
+			t.Fatalf("%s not exported; the test does not see what it should", want)
+		}
+	}
+
+	// The table in docs/OPERATIONS.md ("Metrics and health").
+	doc, err := os.ReadFile("../../docs/OPERATIONS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## Metrics and health")
+	section, _, _ = strings.Cut(section, "\n## ")
+	documented := map[string]bool{}
+	name := regexp.MustCompile("`(probly_[a-z_]+)`")
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `probly_") {
+			continue
+		}
+		first, _, _ := strings.Cut(line[1:], "|")
+		for _, m := range name.FindAllStringSubmatch(first, -1) {
+			documented[m[1]] = true
+		}
+	}
+	for n := range exported {
+		if !documented[n] {
+			t.Errorf("%s is exported but not in the metrics table of docs/OPERATIONS.md", n)
+		}
+	}
+	for n := range documented {
+		if !exported[n] {
+			t.Errorf("%s is in the metrics table of docs/OPERATIONS.md but not exported", n)
+		}
+	}
+}
+
+// Every byte-sized setting accepts Redis memory values, at start-up
+// (Options.Config: the flags of `probly serve`) and in CONFIG SET; CONFIG
+// GET shows the value as typed, INFO in bytes; the value takes effect.
+func TestByteSettingsAcceptUnits(t *testing.T) {
+	ctx := context.Background()
+	start := [][2]string{
+		{"maxmemory", "64mb"}, {"proto-max-bulk-len", "2mb"}, {"client-query-buffer-limit", "4mb"},
+		{"auto-aof-rewrite-min-size", "1mb"}, {"hll-sparse-max-bytes", "2kb"},
+		{"bf-max-filter-bytes", "64kb"}, {"cf-max-filter-bytes", "4kb"},
+	}
+	s := runApp(t, Options{Config: start}, true)
+	c := newClient(t, s.addr, nil)
+	for _, kv := range start {
+		m, err := c.ConfigGet(ctx, kv[0]).Result()
+		if err != nil || m[kv[0]] != kv[1] {
+			t.Errorf("CONFIG GET %s = %v %v, want %q", kv[0], m, err, kv[1])
+		}
+	}
+	info, err := c.Info(ctx, "memory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"maxmemory:67108864\r\n", "bf_max_filter_bytes:65536\r\n", "cf_max_filter_bytes:4096\r\n"} {
+		if !strings.Contains(info, w) {
+			t.Errorf("INFO memory lacks %q:\n%s", w, info)
+		}
+	}
+	// The budgets apply in bytes: a 1% filter of 100,000 items needs
+	// ~117 KiB, over 64kb; 10,000 items (~12 KiB) fit.
+	const insufficient = "ERR Insufficient memory to create filter"
+	if err := c.Do(ctx, "BF.RESERVE", "big", "0.01", "100000").Err(); err == nil || err.Error() != insufficient {
+		t.Fatalf("BF.RESERVE over bf-max-filter-bytes 64kb: %v", err)
+	}
+	if err := c.Do(ctx, "BF.RESERVE", "small", "0.01", "10000").Err(); err != nil {
+		t.Fatalf("BF.RESERVE under bf-max-filter-bytes 64kb: %v", err)
+	}
+	if err := c.Do(ctx, "CF.RESERVE", "bigcf", "100000").Err(); err == nil || err.Error() != insufficient {
+		t.Fatalf("CF.RESERVE over cf-max-filter-bytes 4kb: %v", err)
+	}
+	// CONFIG SET with units, every byte-sized parameter.
+	for _, kv := range [][2]string{
+		{"maxmemory", "1gb"}, {"proto-max-bulk-len", "1MB"}, {"client-query-buffer-limit", "1g"},
+		{"auto-aof-rewrite-min-size", "64mb"}, {"hll-sparse-max-bytes", "3k"},
+		{"bf-max-filter-bytes", "1mb"}, {"cf-max-filter-bytes", "1mb"},
+	} {
+		if err := c.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			t.Errorf("CONFIG SET %s %s: %v", kv[0], kv[1], err)
+		}
+	}
+	if err := c.Do(ctx, "BF.RESERVE", "big", "0.01", "100000").Err(); err != nil {
+		t.Fatalf("BF.RESERVE under bf-max-filter-bytes 1mb: %v", err)
+	}
+	if err := c.Do(ctx, "CF.RESERVE", "bigcf", "100000").Err(); err != nil {
+		t.Fatalf("CF.RESERVE under cf-max-filter-bytes 1mb: %v", err)
+	}
+	// Not a memory value, or out of range: Redis's messages.
+	for _, kv := range [][3]string{
+		{"bf-max-filter-bytes", "lots", "argument must be a memory value"},
+		{"cf-max-filter-bytes", "1.5mb", "argument must be a memory value"},
+		{"bf-max-filter-bytes", "1b", "argument must be between 64 and"},
+		{"cf-max-filter-bytes", "1tb", "argument must be a memory value"},
+	} {
+		err := c.ConfigSet(ctx, kv[0], kv[1]).Err()
+		if err == nil || !strings.Contains(err.Error(), kv[2]) {
+			t.Errorf("CONFIG SET %s %s: %v, want %q", kv[0], kv[1], err, kv[2])
+		}
+	}
+	// And at start-up: a usage error naming the parameter.
+	err = Run(ctx, Options{Dir: t.TempDir(), Config: [][2]string{{"bf-max-filter-bytes", "1.5mb"}}})
+	if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "bf-max-filter-bytes") ||
+		!strings.Contains(err.Error(), "memory value") {
+		t.Errorf("bf-max-filter-bytes 1.5mb at start-up: %v", err)
 	}
 }

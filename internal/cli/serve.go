@@ -18,11 +18,11 @@ var serveConfigFlags = []struct{ name, def, usage string }{
 		"\"auto\" = a quarter of the memory available (cgroup limit or RAM). Over it, write commands get " +
 		"\"OOM command not allowed when used memory > 'maxmemory'.\""},
 	{"maxclients", "10000", "maximum number of client connections; more get \"ERR max number of clients reached\""},
-	{"proto-max-bulk-len", "512mb", "largest bulk string in a request (≥ 1mb); larger: protocol error, connection closed"},
+	{"proto-max-bulk-len", "512mb", "largest bulk string in a request, a memory value (≥ 1mb); larger: protocol error, connection closed"},
 	{"proto-max-multibulk-len", "1048576", "most arguments in one command; more: protocol error, connection closed"},
-	{"client-query-buffer-limit", "1gb", "most bytes in one command (≥ 1mb); more: protocol error, connection closed"},
-	{"bf-max-filter-bytes", "134217728", "most bytes of bit arrays one Bloom key may hold (128 MiB)"},
-	{"cf-max-filter-bytes", "134217728", "most table bytes one cuckoo key may hold (128 MiB)"},
+	{"client-query-buffer-limit", "1gb", "most bytes in one command, a memory value (≥ 1mb); more: protocol error, connection closed"},
+	{"bf-max-filter-bytes", "128mb", "most bytes of bit arrays one Bloom key may hold, a memory value (64mb, 1gb, bytes)"},
+	{"cf-max-filter-bytes", "128mb", "most table bytes one cuckoo key may hold, a memory value (64mb, 1gb, bytes)"},
 	{"metrics-max-filters", "100", "most filter keys with per-filter metrics (the largest by memory); 0 = none"},
 	{"save", app.DefaultSave, "automatic snapshots: \"<seconds> <changes> …\" pairs, a snapshot when at least <changes> writes " +
 		"happened and more than <seconds> passed since the last one (Redis 7 default); \"\" disables them"},
@@ -57,7 +57,9 @@ a non-loopback address; --protected-mode=no allows all three.
 
 Limits: the flags named like CONFIG parameters (maxmemory, maxclients, …)
 set those parameters at start; CONFIG SET changes them at run time, and
-INFO and CONFIG GET show them. See docs/COMMANDS.md.`,
+INFO and CONFIG GET show them. Byte-sized ones take memory values, as in
+redis.conf: bytes or a number with b, k, kb, m, mb, g, gb (k = 1000,
+kb = 1024). See docs/OPERATIONS.md.`,
 		Args: cobra.NoArgs,
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			switch o.AppendFsync {

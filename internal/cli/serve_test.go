@@ -19,6 +19,13 @@ func TestServeOptionErrors(t *testing.T) {
 		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--tls-cert", "x.pem"}, "--tls-cert and --tls-key"},
 		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--maxmemory", "lots"}, "maxmemory"},
 		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--proto-max-bulk-len", "1"}, "proto-max-bulk-len"},
+		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--bf-max-filter-bytes", "1.5mb"}, "bf-max-filter-bytes \"1.5mb\": argument must be a memory value"},
+		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--cf-max-filter-bytes", "lots"}, "cf-max-filter-bytes \"lots\": argument must be a memory value"},
+		// Memory values with units are accepted by every byte-sized flag:
+		// the start fails only at the bad flag applied after them.
+		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--maxmemory", "64mb", "--proto-max-bulk-len", "2mb",
+			"--client-query-buffer-limit", "1gb", "--bf-max-filter-bytes", "1mb", "--cf-max-filter-bytes", "64kb",
+			"--metrics-max-filters", "x"}, "metrics-max-filters"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(t, "", append([]string{"serve", "--dir", dir}, c.args...)...)

@@ -77,6 +77,38 @@ func (r *Registry) Set(name, value string) error {
 	return nil
 }
 
+// AcceptMemoryUnits makes the named parameters accept Redis memory values
+// (ParseMemory: "1mb", "64kb", "1g", or plain bytes) although their Set
+// functions take a decimal byte count: the value is converted to bytes
+// before it reaches Set, and CONFIG GET keeps showing it as typed, like
+// the MemoryParam parameters. This is for byte-sized parameters registered
+// with an integer parser by code that cannot use MemoryParam itself. A
+// value that is not a memory value is refused with Redis's "argument must
+// be a memory value" (Set never sees it); one over 2^63−1 bytes is handed
+// to Set as its decimal, for Set's range error. It panics on a name that
+// is not registered (a programming error).
+func (r *Registry) AcceptMemoryUnits(names ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, name := range names {
+		e, ok := r.params[strings.ToLower(name)]
+		if !ok {
+			panic("config: AcceptMemoryUnits of unknown parameter " + name)
+		}
+		set := e.p.Set
+		if set == nil {
+			continue
+		}
+		e.p.Set = func(v string) error {
+			n, err := ParseMemory(v)
+			if err != nil {
+				return err
+			}
+			return set(strconv.FormatUint(n, 10))
+		}
+	}
+}
+
 // Get returns the current string of one parameter.
 func (r *Registry) Get(name string) (string, bool) {
 	r.mu.RLock()

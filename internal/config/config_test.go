@@ -43,3 +43,48 @@ func TestMemoryAndIntParams(t *testing.T) {
 		t.Fatalf("Set 11: %v", err)
 	}
 }
+
+func TestAcceptMemoryUnits(t *testing.T) {
+	r := New()
+	var got int64
+	r.Register(IntParam("x-max-bytes", "64", 64, 1<<40, func(n int64) { got = n }))
+	r.Register(IntParam("x-count", "1", 1, 10, func(int64) {}))
+	r.AcceptMemoryUnits("X-Max-Bytes")
+	for in, want := range map[string]int64{"1mb": 1 << 20, "2KB": 2048, "3k": 3000, "4096": 4096, "1gb": 1 << 30} {
+		if err := r.Set("x-max-bytes", in); err != nil || got != want {
+			t.Errorf("Set %s: %v, stored %d, want %d", in, err, got, want)
+		}
+		if v, _ := r.Get("x-max-bytes"); v != in {
+			t.Errorf("Get after Set %s = %q (shown as typed)", in, v)
+		}
+	}
+	if err := r.Set("x-max-bytes", "1gb"); err != nil {
+		t.Fatal(err)
+	}
+	for in, msg := range map[string]string{
+		"lots":   "argument must be a memory value",
+		"-1":     "argument must be a memory value",
+		"1.5mb":  "argument must be a memory value",
+		"32":     "argument must be between 64 and 1099511627776 inclusive",
+		"2048gb": "argument must be between 64 and 1099511627776 inclusive",
+		// Over 2^63−1: Set's own parser refuses the decimal.
+		"17179869183gb": "argument couldn't be parsed into an integer",
+	} {
+		if err := r.Set("x-max-bytes", in); err == nil || err.Error() != msg {
+			t.Errorf("Set %s: %v, want %q", in, err, msg)
+		}
+	}
+	if v, _ := r.Get("x-max-bytes"); v != "1gb" {
+		t.Errorf("a refused value changed the parameter: %q", v)
+	}
+	// Other parameters are unchanged.
+	if err := r.Set("x-count", "1kb"); err == nil {
+		t.Error("x-count accepted a memory value")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("AcceptMemoryUnits of an unknown name did not panic")
+		}
+	}()
+	r.AcceptMemoryUnits("nope")
+}

@@ -171,7 +171,10 @@ func (fakePersist) LastSaveOK() bool    { return false }
 func (fakePersist) InProgress() bool    { return true }
 func (fakePersist) Fsyncs() uint64      { return 42 }
 
-// Every probly_ metric has help text, and names carry their units.
+// Every probly_ metric follows the naming rule (CheckName: help text,
+// _total on counters, base-unit suffixes where there is a unit, none on
+// unitless counts); internal/app's TestMetricNames applies it to a running
+// server with --follow.
 func TestNamesHelpAndSources(t *testing.T) {
 	store := keyspace.New(nil)
 	put(store, "f", bloomChain(t, 100, 10))
@@ -191,28 +194,18 @@ func TestNamesHelpAndSources(t *testing.T) {
 	m.Command("no-such", time.Microsecond, true)
 
 	fams := gather(t, m.Registry())
+	n := 0
 	for name, mf := range fams {
 		if !strings.HasPrefix(name, "probly_") {
 			continue
 		}
-		if mf.GetHelp() == "" {
-			t.Errorf("%s has no help", name)
+		n++
+		if err := CheckName(name, strings.ToLower(mf.GetType().String()), mf.GetHelp()); err != nil {
+			t.Error(err)
 		}
-		switch mf.GetType() {
-		case dto.MetricType_COUNTER:
-			if !strings.HasSuffix(name, "_total") {
-				t.Errorf("counter %s lacks _total", name)
-			}
-		case dto.MetricType_HISTOGRAM:
-			if !strings.HasSuffix(name, "_seconds") {
-				t.Errorf("histogram %s lacks _seconds", name)
-			}
-		}
-		if strings.Contains(name, "size") || strings.Contains(name, "memory") || strings.Contains(name, "bytes") {
-			if !strings.HasSuffix(name, "_bytes") && !strings.HasSuffix(name, "_bytes_total") {
-				t.Errorf("%s lacks _bytes", name)
-			}
-		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d probly_ metrics gathered", n)
 	}
 	checks := []struct {
 		name   string
@@ -329,4 +322,45 @@ func BenchmarkRecorder(b *testing.B) {
 			}
 		}
 	})
+}
+
+// CheckName accepts the conventions and refuses each kind of violation.
+func TestCheckName(t *testing.T) {
+	for _, c := range []struct{ name, typ string }{
+		{"probly_commands_total", "counter"},
+		{"probly_net_input_bytes_total", "counter"},
+		{"probly_command_duration_seconds", "histogram"},
+		{"probly_used_memory_bytes", "gauge"},
+		{"probly_filter_fill_ratio", "gauge"},
+		{"probly_filter_estimated_fpr_ratio", "gauge"},
+		{"probly_last_snapshot_timestamp_seconds", "gauge"},
+		{"probly_keys", "gauge"},
+		{"probly_filter_sub_filters", "gauge"},
+		{"probly_follow_lag_messages", "gauge"},
+		{"probly_snapshot_in_progress", "gauge"},
+	} {
+		if err := CheckName(c.name, c.typ, "help"); err != nil {
+			t.Errorf("%s (%s) refused: %v", c.name, c.typ, err)
+		}
+	}
+	for _, c := range []struct{ name, typ, help, why string }{
+		{"probly_keys", "gauge", "", "no help text"},
+		{"other_keys", "gauge", "h", "namespace"},
+		{"probly_commands", "counter", "h", "_total"},
+		{"probly_keys_total", "gauge", "h", "_total"},
+		{"probly_command_duration", "histogram", "h", "_seconds"},
+		{"probly_command_duration_milliseconds", "histogram", "h", "base unit"},
+		{"probly_aof_size", "gauge", "h", "implies a unit"},
+		{"probly_used_memory", "gauge", "h", "implies a unit"},
+		{"probly_filter_fill", "gauge", "h", "implies a unit"},
+		{"probly_last_snapshot_duration", "gauge", "h", "implies a unit"},
+		{"probly_aof_size_kb", "gauge", "h", "base unit"},
+		{"probly_fill_percent", "gauge", "h", "base unit"},
+		{"probly_keys", "info", "h", "unknown type"},
+	} {
+		err := CheckName(c.name, c.typ, c.help)
+		if err == nil || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("%s (%s, help %q): %v, want an error about %q", c.name, c.typ, c.help, err, c.why)
+		}
+	}
 }

@@ -629,7 +629,9 @@ func (d *DB) fsync(f *os.File) error {
 }
 
 // SetOnFsync replaces the fsync observer (see Options.OnFsync); nil
-// removes it. Safe to call at any time.
+// removes it. Safe to call at any time. Fsyncs before it (Open fsyncs the
+// AOF it recovers) are counted by Fsyncs but not seen by the new observer:
+// pass Options.OnFsync for an observer that sees them all.
 func (d *DB) SetOnFsync(f func(time.Duration)) {
 	if f == nil {
 		d.onFsync.Store(nil)

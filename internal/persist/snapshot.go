@@ -75,6 +75,12 @@ func (d *DB) endSnapshot() {
 // snapshot as a crash there would.
 var testHookBeforeRename func() error
 
+// testHookAfterEntry, if set by a test, runs in the snapshot writer after
+// each entry was encoded and handed to the file's writer; written counts
+// the entries written so far (in key order). It may block, to hold a dump
+// half written.
+var testHookAfterEntry func(written int)
+
 func (d *DB) snapshot(store *keyspace.Store, trig Trigger) (err error) {
 	begin := time.Now()
 	d.lastTry.Store(begin.UnixNano())
@@ -322,7 +328,7 @@ func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.
 	cw.write(hdr[:])
 
 	var pre []byte
-	for _, e := range entries {
+	for i, e := range entries {
 		m, ok := e.Value.(encoding.BinaryMarshaler)
 		if !ok {
 			return "", 0, fmt.Errorf("%w: type %q (key %q) does not implement encoding.BinaryMarshaler", ErrNotMarshaler, e.Value.TypeName(), e.Key)
@@ -342,6 +348,9 @@ func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.
 		cw.write(rh[:])
 		cw.write(pre)
 		cw.write(data)
+		if testHookAfterEntry != nil {
+			testHookAfterEntry(i + 1)
+		}
 	}
 	var tr [snapTrailerSize]byte
 	copy(tr[:], snapEndMagic)

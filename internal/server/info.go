@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/config"
 )
 
 // infoSection is one INFO section in Redis's output order.
@@ -177,9 +178,13 @@ func (s *Server) infoMemory(b *infoBuf) {
 	b.kv("maxmemory_human", humanBytes(maxmem))
 	b.kv("maxmemory_policy", "noeviction")
 	b.kv("mem_allocator", "go")
-	// Per-filter byte budgets (registered by the BF/CF command families).
+	// Per-filter byte budgets (registered by the BF/CF command families),
+	// in bytes like maxmemory even when set with a unit ("1mb").
 	for _, name := range []string{"bf-max-filter-bytes", "cf-max-filter-bytes"} {
 		if v, ok := s.cfg.Get(name); ok {
+			if n, err := config.ParseMemory(v); err == nil {
+				v = strconv.FormatUint(n, 10)
+			}
 			b.kv(strings.ReplaceAll(name, "-", "_"), v)
 		}
 	}

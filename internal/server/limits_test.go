@@ -1,9 +1,11 @@
 package server
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,7 +111,8 @@ func TestNewRejectsBadLimits(t *testing.T) {
 	}
 }
 
-// expectOtherClientFine checks another connection is unaffected.
+// expectOtherClientFine checks another connection is unaffected and a new
+// one is admitted.
 func expectOtherClientFine(t *testing.T, e *env, other *raw) {
 	t.Helper()
 	if got := other.do("PING"); got != "+PONG\r\n" {
@@ -120,13 +123,109 @@ func expectOtherClientFine(t *testing.T, e *env, other *raw) {
 	}
 }
 
+// busyClient is an already-connected client that keeps sending commands
+// from its own goroutine (a write, TSET, and a read of it, TGET, or ECHO
+// and TGET with writes false) and checks every reply while another
+// connection crosses a limit: the violation must not disturb it, neither
+// during nor after. The server must have tsetSpec and tgetSpec.
+type busyClient struct {
+	t    *testing.T
+	r    *raw
+	stop chan struct{}
+	done chan error
+	ops  atomic.Int64
+}
+
+func startBusy(t *testing.T, e *env, writes bool) *busyClient {
+	t.Helper()
+	r := e.raw(t)
+	if got := r.do("PING"); got != "+PONG\r\n" { // admitted before the violation
+		t.Fatalf("busy client: %q", got)
+	}
+	if got := r.do("TSET", "busy", "1"); got != "+OK\r\n" {
+		t.Fatalf("busy client: %q", got)
+	}
+	b := &busyClient{t: t, r: r, stop: make(chan struct{}), done: make(chan error, 1)}
+	go func() {
+		b.done <- func() error {
+			for i := 0; ; i++ {
+				select {
+				case <-b.stop:
+					return nil
+				default:
+				}
+				first, want := cmd("ECHO", strconv.Itoa(i)), "$"+strconv.Itoa(len(strconv.Itoa(i)))+"\r\n"+strconv.Itoa(i)+"\r\n"
+				if writes {
+					first, want = cmd("TSET", "busy", strconv.Itoa(i)), "+OK\r\n"
+				}
+				if _, err := r.c.Write([]byte(first + cmd("TGET", "busy"))); err != nil {
+					return fmt.Errorf("busy client, op %d: %v", i, err)
+				}
+				_ = r.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				for _, w := range []string{want, ":1\r\n"} {
+					got, err := readReply(r.br)
+					if err != nil || got != w {
+						return fmt.Errorf("busy client, op %d: %q, %v (want %q)", i, got, err, w)
+					}
+				}
+				b.ops.Add(1)
+			}
+		}()
+	}()
+	t.Cleanup(func() { b.finish() })
+	b.progress() // running
+	return b
+}
+
+// progress waits until the busy client has completed two more round
+// trips than now: it is being served at this point of the test.
+func (b *busyClient) progress() {
+	b.t.Helper()
+	target := b.ops.Load() + 2
+	deadline := time.Now().Add(10 * time.Second)
+	for b.ops.Load() < target {
+		select {
+		case err := <-b.done:
+			b.done <- err
+			b.t.Fatalf("busy client stopped: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("busy client made no progress in 10 s (%d ops)", b.ops.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// finish stops the busy client and fails the test on any bad reply.
+func (b *busyClient) finish() {
+	b.t.Helper()
+	select {
+	case <-b.stop:
+		return
+	default:
+	}
+	close(b.stop)
+	if err := <-b.done; err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// The protocol limits below (argument count, bulk length, query buffer)
+// close the offending connection after the error reply, as Redis does: the
+// violation is in the request's framing (a header announcing too much), so
+// the rest of that connection's byte stream cannot be resynchronised.
+// Every such test checks that an already-connected client keeps being
+// served while the violation is read, answered and the connection closed,
+// and afterwards (docs/OPERATIONS.md, "Limits").
+
 // The argument-count limit: protocol error, the offending connection is
-// closed (as in Redis: the rest of its stream cannot be trusted), the
-// commands before it ran, other clients are unaffected.
+// closed, the commands before it ran, other clients are unaffected.
 func TestLimitMaxArgs(t *testing.T) {
-	e := start(t, nil)
+	e := start(t, nil, tsetSpec, tgetSpec)
 	other := e.raw(t)
 	other.do("PING")
+	busy := startBusy(t, e, true)
 	admin := e.raw(t)
 	if got := admin.do("CONFIG", "SET", "proto-max-multibulk-len", "3"); got != "+OK\r\n" {
 		t.Fatal(got)
@@ -135,99 +234,149 @@ func TestLimitMaxArgs(t *testing.T) {
 		t.Fatal(got)
 	}
 	r := e.raw(t)
-	r.send(cmd("PING") + cmd("CLIENT", "SETNAME", "a", "b"))
+	r.send(cmd("PING"))
+	if got := r.read(); got != "+PONG\r\n" {
+		t.Fatalf("command before the violation: %q", got)
+	}
+	r.send(cmd("PING") + "*4\r\n$6\r\nCLIENT\r\n")
+	busy.progress()
 	if got := r.read(); got != "+PONG\r\n" {
 		t.Fatalf("command before the violation: %q", got)
 	}
 	if got := r.read(); got != "-ERR Protocol error: invalid multibulk length\r\n" {
 		t.Fatalf("4 arguments with proto-max-multibulk-len 3: %q", got)
 	}
+	busy.progress()
 	r.expectClosed()
+	busy.progress()
+	busy.finish()
 	expectOtherClientFine(t, e, other)
 	if got := infoField(t, admin, "clients", "proto_max_multibulk_len"); got != "3" {
 		t.Fatalf("INFO proto_max_multibulk_len = %s", got)
 	}
 }
 
-// The bulk-length limit, with the same guarantees.
+// The bulk-length limit, with the same guarantees; the other client is
+// served while the offending command is half sent, after its violating
+// header and after the close.
 func TestLimitMaxBulkLen(t *testing.T) {
-	e := start(t, func(o *Options) { o.MaxBulkLen = 1 << 20 })
+	e := start(t, func(o *Options) { o.MaxBulkLen = 1 << 20 }, tsetSpec, tgetSpec)
 	other := e.raw(t)
 	other.do("PING")
+	busy := startBusy(t, e, true)
 	r := e.raw(t)
 	if got := r.do("ECHO", strings.Repeat("a", 1<<20)); len(got) != 1<<20+12 {
 		t.Fatalf("ECHO of exactly proto-max-bulk-len: %d bytes", len(got))
 	}
-	r.send("*2\r\n$4\r\nECHO\r\n$1048577\r\n")
+	r.send("*2\r\n$4\r\nECHO\r\n")
+	busy.progress()
+	r.send("$1048577\r\n")
+	busy.progress()
 	if got := r.read(); got != "-ERR Protocol error: invalid bulk length\r\n" {
 		t.Fatalf("over-limit bulk = %q", got)
 	}
 	r.expectClosed()
+	busy.progress()
+	busy.finish()
 	expectOtherClientFine(t, e, other)
 }
 
-// The per-command size limit.
+// The per-command size limit: the other client is served while 600 KiB of
+// the offending command are buffered, and after it is refused and closed.
 func TestLimitQueryBuffer(t *testing.T) {
-	e := start(t, nil)
+	e := start(t, nil, tsetSpec, tgetSpec)
 	other := e.raw(t)
 	other.do("PING")
+	busy := startBusy(t, e, true)
 	r := e.raw(t)
 	if got := r.do("CONFIG", "SET", "client-query-buffer-limit", "1mb"); got != "+OK\r\n" {
 		t.Fatal(got)
 	}
 	half := strings.Repeat("b", 600<<10)
-	r.send("*3\r\n$4\r\nECHO\r\n$" + strconv.Itoa(len(half)) + "\r\n" + half + "\r\n$" + strconv.Itoa(len(half)) + "\r\n")
+	r.send("*3\r\n$4\r\nECHO\r\n$" + strconv.Itoa(len(half)) + "\r\n" + half + "\r\n")
+	busy.progress()
+	r.send("$" + strconv.Itoa(len(half)) + "\r\n")
+	busy.progress()
 	if got := r.read(); got != "-ERR Protocol error: query buffer limit exceeded\r\n" {
 		t.Fatalf("over-limit command = %q", got)
 	}
 	r.expectClosed()
+	busy.progress()
+	busy.finish()
 	expectOtherClientFine(t, e, other)
 }
 
-// maxclients: the extra connection gets the error, the connected ones keep
-// working, and raising the limit at run time admits new clients.
+// maxclients: the extra connection gets the error and is closed (it was
+// never admitted, as in Redis); the connected ones keep working, on the
+// connection that lowered the limit too; a refused client that retries
+// once a slot is free, or after the limit is raised, is admitted.
 func TestLimitMaxClientsRuntime(t *testing.T) {
-	e := start(t, nil)
+	e := start(t, nil, tsetSpec, tgetSpec)
 	a := e.raw(t)
-	if got := a.do("CONFIG", "SET", "maxclients", "1"); got != "+OK\r\n" {
+	busy := startBusy(t, e, true)
+	if got := a.do("CONFIG", "SET", "maxclients", "2"); got != "+OK\r\n" {
 		t.Fatal(got)
 	}
-	b := e.raw(t)
-	_ = b.c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if got, err := b.br.ReadString('\n'); got != "-ERR max number of clients reached\r\n" {
-		t.Fatalf("second client: %q %v", got, err)
+	for i := 0; i < 2; i++ {
+		b := e.raw(t)
+		_ = b.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if got, err := b.br.ReadString('\n'); got != "-ERR max number of clients reached\r\n" {
+			t.Fatalf("third client: %q %v", got, err)
+		}
+		b.expectClosed()
+		busy.progress()
+		if got := a.do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("connected client after a refusal: %q", got)
+		}
 	}
-	b.expectClosed()
-	if got := a.do("PING"); got != "+PONG\r\n" {
-		t.Fatalf("connected client after a refusal: %q", got)
-	}
-	if got := infoField(t, a, "clients", "maxclients"); got != "1" {
+	if got := infoField(t, a, "clients", "maxclients"); got != "2" {
 		t.Fatalf("INFO maxclients = %s", got)
 	}
-	if got := infoField(t, a, "stats", "rejected_connections"); got != "1" {
+	if got := infoField(t, a, "stats", "rejected_connections"); got != "2" {
 		t.Fatalf("rejected_connections = %s", got)
 	}
+	if got := a.do("TSET", "a", "1"); got != "+OK\r\n" {
+		t.Fatalf("write on the connected client: %q", got)
+	}
+	// A slot frees when a client leaves: the retrying client is admitted.
+	busy.finish()
+	busy.r.c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for e.srv.Stats().ConnectedClients >= 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	c := e.raw(t)
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("retry after a slot freed: %q", got)
+	}
+	// Raising the limit admits more at once.
 	a.do("CONFIG", "SET", "maxclients", "10")
 	if got := e.raw(t).do("PING"); got != "+PONG\r\n" {
 		t.Fatalf("after raising maxclients: %q", got)
+	}
+	if got := a.do("TGET", "a"); got != ":1\r\n" {
+		t.Fatalf("connected client at the end: %q", got)
 	}
 }
 
 const oomReply = "-OOM command not allowed when used memory > 'maxmemory'.\r\n"
 
 // maxmemory: over the limit denyoom commands get Redis's OOM error, other
-// commands (reads, DEL, CONFIG) work on the same connection and on others;
-// freeing memory lets writes through again.
+// commands (reads, DEL, CONFIG) work on the same connection and on others
+// (a reader keeps being served throughout); the connection stays open and
+// usable; freeing memory lets writes through again.
 func TestLimitMaxMemory(t *testing.T) {
 	e := start(t, nil, tsetSpec, tgetSpec)
 	r, other := e.raw(t), e.raw(t)
+	other.do("PING")
+	busy := startBusy(t, e, false) // key "busy": 5 bytes
 	if got := r.do("CONFIG", "SET", "maxmemory", "1000"); got != "+OK\r\n" {
 		t.Fatal(got)
 	}
 	if got := r.do("TSET", "a", "600"); got != "+OK\r\n" {
 		t.Fatalf("under the limit: %q", got)
 	}
-	// 601 bytes used (key + value) is under 1000: tset (which reserves
+	// 606 bytes used (keys + values) is under 1000: tset (which reserves
 	// nothing) is admitted and takes the total over the limit; the
 	// accounting is exact, so the very next write is refused.
 	if got := r.do("TSET", "b", "600"); got != "+OK\r\n" {
@@ -236,6 +385,7 @@ func TestLimitMaxMemory(t *testing.T) {
 	if got := r.do("TSET", "c", "1"); got != oomReply {
 		t.Fatalf("over maxmemory: %q", got)
 	}
+	busy.progress()
 	// Same connection: reads and deletes work; other client too.
 	if got := r.do("TGET", "a"); got != ":1\r\n" {
 		t.Fatalf("read over maxmemory: %q", got)
@@ -246,7 +396,7 @@ func TestLimitMaxMemory(t *testing.T) {
 	if got := other.do("TGET", "b"); got != ":1\r\n" {
 		t.Fatalf("other client's read: %q", got)
 	}
-	if got := infoField(t, r, "memory", "used_memory"); got != "1202" {
+	if got := infoField(t, r, "memory", "used_memory"); got != "1207" {
 		t.Fatalf("used_memory = %s", got)
 	}
 	if got := r.do("DEL", "b"); got != ":1\r\n" {
@@ -267,6 +417,11 @@ func TestLimitMaxMemory(t *testing.T) {
 	}
 	if n := infoField(t, r, "stats", "total_error_replies"); n == "0" {
 		t.Fatal("total_error_replies did not count the OOM errors")
+	}
+	busy.progress()
+	busy.finish()
+	if got := other.do("TGET", "a"); got != ":1\r\n" {
+		t.Fatalf("other client at the end: %q", got)
 	}
 }
 
