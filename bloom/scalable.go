@@ -209,15 +209,24 @@ func (s *Scalable) AddString(key string) (bool, error) {
 //     if at least one bit was newly set (only then that sub-filter's N grows).
 //
 // Cost: up to Σ k probes, plus an allocation when a sub-filter is added.
-// Not safe for concurrent use.
+// A single sub-filter that is not full is tested and set in one pass of k
+// probes (Filter.AddHash is a test-and-set); a chain is tested link by
+// link, newest first, then the newest sub-filter is set. Not safe for
+// concurrent use.
 func (s *Scalable) AddHash(h1, h2 uint64) (added bool, err error) {
+	last := &s.links[len(s.links)-1]
+	room := last.Filter.N() < last.Capacity
+	if len(s.links) == 1 && room {
+		// Steps 1 and 3 in one pass: the item is present iff all k bits
+		// were set before (AddHash reports false and changes nothing).
+		return last.Filter.AddHash(h1, h2), nil
+	}
 	for i := len(s.links) - 1; i >= 0; i-- {
 		if s.links[i].Filter.TestHash(h1, h2) {
 			return false, nil
 		}
 	}
-	last := &s.links[len(s.links)-1]
-	if last.Filter.N() >= last.Capacity {
+	if !room {
 		if s.cfg.Growth == 0 {
 			return false, fmt.Errorf("%w: non-scaling filter holds its capacity of %d items", ErrFull, last.Capacity)
 		}

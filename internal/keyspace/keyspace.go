@@ -45,6 +45,11 @@ type Value interface {
 // Logger receives mutation records in apply order. Append is called with
 // the key's shard lock held and must not block on I/O for long; it returns
 // a sequence number that the caller can later wait on for durability.
+//
+// Append must not retain args, neither the slice nor the byte slices it
+// holds, after it returns: the slice is the store's scratch space, reused
+// by the next record, and the bytes usually alias the client's input
+// buffer. A Logger that keeps a record copies it.
 type Logger interface {
 	Append(args [][]byte) (seq uint64, err error)
 }
@@ -57,6 +62,10 @@ type shard struct {
 	// cow is not nil while a FreezeCOW cut is held: for every key written
 	// since the cut it holds the key's value at the cut (nil = absent).
 	cow map[string]Value
+	// tx is the transaction Update hands to its fn. The write lock makes
+	// it exclusive, so it is reused rather than allocated by every Update
+	// (a *Txn passed to an unknown fn would otherwise escape to the heap).
+	tx Txn
 }
 
 // Store is a sharded, concurrency-safe key space. The zero value is not
@@ -119,7 +128,9 @@ func (s *Store) View(key []byte, fn func(v Value)) {
 	fn(sh.m[string(key)])
 }
 
-// Txn is a write transaction on one key, valid only inside Update's fn.
+// Txn is a write transaction on one key, valid only inside Update's fn:
+// fn must not retain it (the store reuses it for the next Update on the
+// same shard).
 type Txn struct {
 	Key   []byte
 	Value Value // current value, nil if the key is missing
@@ -127,28 +138,48 @@ type Txn struct {
 	store *Store
 	seq   uint64
 	err   error
+	// set is true once Set or Delete has run: only then may the key's map
+	// entry differ from the value Update found.
+	set bool
+	// rec is Log's scratch copy of a record's argument vector (so the
+	// caller's variadic slice does not escape).
+	rec [][]byte
 }
 
 // Set stores v under the key.
 func (t *Txn) Set(v Value) {
 	t.sh.m[string(t.Key)] = v
 	t.Value = v
+	t.set = true
 }
 
 // Delete removes the key.
 func (t *Txn) Delete() {
 	delete(t.sh.m, string(t.Key))
 	t.Value = nil
+	t.set = true
 }
+
+// maxRecScratch bounds the argument vector Log's scratch space keeps
+// between records; a longer record's copy is dropped after use.
+const maxRecScratch = 64
 
 // Log appends one mutation record (a command in canonical form that,
 // replayed against the state before this transaction, reproduces the
-// change). It returns the logger's error, if any.
+// change). It returns the logger's error, if any. args is copied into
+// scratch space before it is handed to the Logger, so a call with a short
+// literal argument list does not allocate.
 func (t *Txn) Log(args ...[]byte) error {
 	if t.store.log == nil {
 		return nil
 	}
-	seq, err := t.store.log.Append(args)
+	t.rec = append(t.rec[:0], args...)
+	seq, err := t.store.log.Append(t.rec)
+	if cap(t.rec) > maxRecScratch {
+		t.rec = nil
+	} else {
+		clear(t.rec) // keep no reference to the caller's bytes
+	}
 	if err != nil {
 		t.err = err
 		return err
@@ -163,7 +194,9 @@ func (t *Txn) Log(args ...[]byte) error {
 // sequence number written by fn (0 if none) and the first logging error.
 // If the logger's WriteGate (see WriteGater) refuses, fn does not run and
 // its error is returned. While a FreezeCOW cut is held, the key's value is
-// cloned before fn sees it, once per key.
+// cloned before fn sees it, once per key. fn must not retain the *Txn.
+// Update does not allocate (beyond what fn does, and the key string when
+// fn creates the key).
 func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
 	if s.gate != nil {
 		if err := s.gate(); err != nil {
@@ -175,12 +208,22 @@ func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
 	defer sh.mu.Unlock()
 	// Account for the key's entry as fn leaves it (measured before the
 	// copy-on-write clone, which may differ in size), even if fn panics.
-	before := entryUsage(key, sh.m[string(key)])
-	defer func() { s.addUsed(before, entryUsage(key, sh.m[string(key)])) }()
+	v := sh.m[string(key)]
+	before := entryUsage(key, v)
 	if sh.cow != nil {
 		sh.preserve(key)
+		v = sh.m[string(key)]
 	}
-	tx := &Txn{Key: key, Value: sh.m[string(key)], sh: sh, store: s}
+	tx := &sh.tx
+	*tx = Txn{Key: key, Value: v, sh: sh, store: s, rec: tx.rec}
+	defer func() {
+		if tx.set {
+			v = sh.m[string(key)]
+		}
+		s.addUsed(before, entryUsage(key, v))
+		// Drop the references to this call's key and value.
+		tx.Key, tx.Value, tx.err = nil, nil, nil
+	}()
 	fn(tx)
 	return tx.seq, tx.err
 }

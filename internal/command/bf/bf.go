@@ -283,6 +283,9 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisb
 		results []bool
 		itemErr error
 		status  string
+		// BF.ADD's result and record fit these (no allocation).
+		oneResult [1]bool
+		oneRec    [3][]byte
 	)
 	for {
 		needCreate := false
@@ -306,7 +309,11 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisb
 				_ = tx.Log(createRecord(key, p)...)
 			}
 			ch.SetBudget(h.s.budgetFor(c))
-			results = make([]bool, 0, len(items))
+			if len(items) <= len(oneResult) {
+				results = oneResult[:0]
+			} else {
+				results = make([]bool, 0, len(items))
+			}
 			var rec [][]byte
 			for _, it := range items {
 				added, err := ch.Add(it)
@@ -317,7 +324,11 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisb
 				results = append(results, added)
 				if added {
 					if rec == nil {
-						rec = make([][]byte, 2, 2+len(items))
+						if 2+len(items) <= len(oneRec) {
+							rec = oneRec[:2]
+						} else {
+							rec = make([][]byte, 2, 2+len(items))
+						}
 						rec[0], rec[1] = recMAdd, key
 					}
 					rec = append(rec, it)

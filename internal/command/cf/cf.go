@@ -313,6 +313,9 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisc
 		results []int
 		errs    []error
 		status  string
+		// CF.ADD's result and record fit these (no allocation).
+		oneResult [1]int
+		oneRec    [3][]byte
 	)
 	for {
 		needCreate := false
@@ -340,7 +343,11 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisc
 				return
 			}
 			f.Cuckoo().SetMaxBytes(h.s.budgetFor(c))
-			results = make([]int, len(items))
+			if len(items) <= len(oneResult) {
+				results = oneResult[:len(items)]
+			} else {
+				results = make([]int, len(items))
+			}
 			var rec [][]byte
 			for i, it := range items {
 				var err error
@@ -361,7 +368,11 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisc
 				default:
 					results[i] = resInserted
 					if rec == nil {
-						rec = make([][]byte, 2, 2+len(items))
+						if 2+len(items) <= len(oneRec) {
+							rec = oneRec[:2]
+						} else {
+							rec = make([][]byte, 2, 2+len(items))
+						}
 						rec[0], rec[1] = recAdd, key
 					}
 					rec = append(rec, it)
@@ -532,10 +543,17 @@ func (h *handlers) addRecord(c *command.Ctx) {
 // ---- reading ----
 
 // check answers CF.EXISTS, CF.MEXISTS and CF.COUNT: 0/false for a missing
-// key and for a key of another type.
-func (h *handlers) check(c *command.Ctx, fn func(f *rediscuckoo.Filter, item []byte) uint64) []uint64 {
+// key and for a key of another type. The results go to dst's storage when
+// it is large enough (a caller's stack array: no allocation).
+func (h *handlers) check(c *command.Ctx, dst []uint64, fn func(f *rediscuckoo.Filter, item []byte) uint64) []uint64 {
 	items := c.Args[2:]
-	out := make([]uint64, len(items))
+	var out []uint64
+	if len(items) <= cap(dst) {
+		out = dst[:len(items)]
+		clear(out)
+	} else {
+		out = make([]uint64, len(items))
+	}
 	c.Store.View(c.Args[1], func(v keyspace.Value) {
 		if f, st := asFilter(v); st == keyCuckoo {
 			for i, it := range items {
@@ -554,11 +572,14 @@ func exists(f *rediscuckoo.Filter, item []byte) uint64 {
 }
 
 // CF.EXISTS key item
-func (h *handlers) exists(c *command.Ctx) { c.R.Bool(h.check(c, exists)[0] == 1) }
+func (h *handlers) exists(c *command.Ctx) {
+	var one [1]uint64
+	c.R.Bool(h.check(c, one[:], exists)[0] == 1)
+}
 
 // CF.MEXISTS key item…
 func (h *handlers) mexists(c *command.Ctx) {
-	out := h.check(c, exists)
+	out := h.check(c, nil, exists)
 	c.R.Array(len(out))
 	for _, x := range out {
 		c.R.Bool(x == 1)
@@ -567,7 +588,8 @@ func (h *handlers) mexists(c *command.Ctx) {
 
 // CF.COUNT key item
 func (h *handlers) count(c *command.Ctx) {
-	c.R.Int(int64(h.check(c, func(f *rediscuckoo.Filter, item []byte) uint64 { return f.Count(item) })[0]))
+	var one [1]uint64
+	c.R.Int(int64(h.check(c, one[:], func(f *rediscuckoo.Filter, item []byte) uint64 { return f.Count(item) })[0]))
 }
 
 // view runs fn on the filter at key, answering ERR not found / WRONGTYPE

@@ -111,3 +111,80 @@ func (l *Logger) Take() [][][]byte {
 	l.recs = nil
 	return out
 }
+
+// Discard is a keyspace.Logger that keeps nothing and returns increasing
+// sequence numbers: a logger of zero cost, for benchmarks that measure the
+// command path alone. The zero value is ready to use. It is not safe for
+// concurrent use.
+type Discard struct{ seq uint64 }
+
+// Append counts the record and forgets it.
+func (d *Discard) Append([][]byte) (uint64, error) {
+	d.seq++
+	return d.seq, nil
+}
+
+// Bencher runs one command's handler repeatedly the way the server does
+// (handler, then flush of the reply), reusing its Ctx and reply buffer, so
+// that a benchmark's allocs/op counts the handler's allocations only.
+type Bencher struct {
+	spec *command.Spec
+	ctx  command.Ctx
+	buf  bytes.Buffer
+	w    *redcon.Writer
+}
+
+// NewBencher returns a Bencher for the command called name in tab. It
+// panics if the command is unknown.
+func NewBencher(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto int, name string) *Bencher {
+	spec := tab.Lookup([]byte(name))
+	if spec == nil {
+		panic("commandtest: unknown command " + name)
+	}
+	b := &Bencher{spec: spec}
+	b.w = redcon.NewWriter(&b.buf)
+	b.ctx = command.Ctx{R: resp.New(b.w, proto), Store: store, Config: cfg}
+	return b
+}
+
+// Do runs the handler on args (args[0] is the command name; the arity is
+// not checked) and returns the reply bytes, valid until the next Do.
+func (b *Bencher) Do(args [][]byte) []byte {
+	b.buf.Reset()
+	b.ctx.Args, b.ctx.Seq = args, 0
+	b.spec.Handler(&b.ctx)
+	if err := b.w.Flush(); err != nil {
+		panic(err)
+	}
+	return b.buf.Bytes()
+}
+
+// RandInts yields the items redis-benchmark's __rand_int__ placeholder
+// produces with -r n: 12-digit zero-padded decimal numbers drawn uniformly
+// from [0, n), from a fixed seed (so runs are comparable).
+type RandInts struct {
+	state uint64
+	n     uint64
+	buf   [12]byte
+}
+
+// NewRandInts returns a generator of numbers in [0, n) from seed.
+func NewRandInts(n, seed uint64) *RandInts {
+	return &RandInts{state: seed*0x9e3779b97f4a7c15 + 1, n: n}
+}
+
+// Next returns the next item; the slice is reused by the following call.
+func (r *RandInts) Next() []byte {
+	// splitmix64
+	r.state += 0x9e3779b97f4a7c15
+	z := r.state
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	v := z % r.n
+	for i := len(r.buf) - 1; i >= 0; i-- {
+		r.buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return r.buf[:]
+}
