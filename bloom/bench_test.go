@@ -1,6 +1,10 @@
 package bloom
 
 import (
+	"fmt"
+	"math"
+	"os"
+	"strconv"
 	"testing"
 )
 
@@ -93,3 +97,73 @@ func BenchmarkScalableAdd(b *testing.B) {
 		_, _ = s.Add(keys[i%benchN])
 	}
 }
+
+// BenchmarkClassicTestMany compares a loop of Test with TestMany (batches
+// of 1024 keys) on one classic filter at p = 1%, filled to capacity with
+// pseudo-random hash pairs, probed with 16-byte keys half of which are
+// members. Sizes: 1M keys (9.6M bits, 1.2 MB: in L2) and 100M bits
+// (10.4M keys, 12.5 MB: larger than L2); BLOOM_BENCH_BITS=4e9 adds a
+// filter of that many bits (500 MB: larger than most L3 caches). The
+// metric ns/key is the time per tested key; compare the two sub-benchmarks
+// of one size within one run.
+//
+//	go test ./bloom -run '^$' -bench BenchmarkClassicTestMany -benchtime 2s
+func BenchmarkClassicTestMany(b *testing.B) {
+	sizes := []uint64{9_585_059, 100_000_000}
+	if s := os.Getenv("BLOOM_BENCH_BITS"); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v < 64 || v > float64(MaxBits) {
+			b.Fatalf("BLOOM_BENCH_BITS=%q: want a bit count in [64, MaxBits]", s)
+		}
+		sizes = append(sizes, uint64(v))
+	}
+	const nProbes = 1 << 18
+	probes := benchKeys(nProbes, 3)
+	for _, m := range sizes {
+		n := uint64(float64(m) * math.Ln2 * math.Ln2 / -math.Log(0.01)) // keys at p = 1%
+		f, err := NewWithMK(m, 7)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng := splitmix64(m)
+		var h1, h2 [exclusiveGroup]uint64
+		for left := n; left > 0; {
+			g := min(left, exclusiveGroup)
+			for i := range g {
+				h1[i], h2[i] = rng.next(), rng.next()
+			}
+			f.AddHashManyExclusive(h1[:g], h2[:g])
+			left -= g
+		}
+		f.AddMany(probes[:nProbes/2]) // half the probes are members
+		name := fmt.Sprintf("m=%.3g/n=%.3g", float64(m), float64(n))
+		b.Run(name+"/Test", func(b *testing.B) {
+			hits := 0
+			for i := 0; i < b.N; i++ {
+				if f.Test(probes[i&(nProbes-1)]) {
+					hits++
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/key")
+			benchSink += hits
+		})
+		b.Run(name+"/TestMany", func(b *testing.B) {
+			const batch = 1024
+			out := make([]bool, 0, batch)
+			hits := 0
+			for i := 0; i < b.N; i += batch { // b.N keys in all
+				j := i & (nProbes - batch) // the same keys in the same order as Test
+				out = f.TestMany(probes[j:j+min(batch, b.N-i)], out)
+				for _, ok := range out {
+					if ok {
+						hits++
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/key")
+			benchSink += hits
+		})
+	}
+}
+
+var benchSink int

@@ -55,11 +55,13 @@ const chainSizingMaxGrowth = 2
 // model above is also least accurate there (the measured rate can be a few
 // times the bound).
 //
-// Errors are ClassicSizing's, and ErrTooLarge if twice the classic m would
+// Errors are ClassicSizing's, except that p may be below MinP (a
+// Scalable's sub-filter rates are bounded by ScalableConfig.MinErrorRate
+// instead, 1e-300 by default), and ErrTooLarge if twice the classic m would
 // exceed MaxBits and the bound is not met below it. ChainSizing is a
 // Sizing.
 func ChainSizing(n uint64, p float64) (m uint64, k uint32, err error) {
-	m0, k, err := ClassicSizing(n, p)
+	m0, k, err := classicSizing(n, p) // no MinP floor: see MinErrorRate
 	if err != nil {
 		return 0, 0, err
 	}

@@ -55,7 +55,9 @@ const (
 //
 // Memory: m/2 bytes (16 counters per uint64 word) plus a fixed header.
 // Add, Remove, Test and Count cost one hash and k counter accesses (k
-// divisions); they do not allocate. The false-positive rate is the classic
+// divisions); they do not allocate. AddMany and TestMany compute the same
+// positions with a multiply instead of a division and overlap the cache
+// misses of groups of keys. The false-positive rate is the classic
 // filter's with "counter ≠ 0" for "bit set": fill^k, where fill is the
 // fraction of nonzero counters, so the classic sizing applies (4× the
 // memory of a classic filter at equal p).
@@ -294,8 +296,9 @@ func (c *Counting) CountHash(h1, h2 uint64) uint8 {
 
 // countingGroup is the number of counter positions AddMany and TestMany
 // compute ahead, as Filter.AddMany does: a group of ⌊256/k⌋ keys is hashed,
-// the words of all its positions are loaded (overlapping the cache misses),
-// and only then updated or tested.
+// its positions are computed without a division (see positions), the words
+// of all of them are loaded (overlapping the cache misses), and only then
+// updated or tested.
 const countingGroup = 256
 
 // AddMany adds every key of keys, with the same result as calling Add on
@@ -359,14 +362,18 @@ func (c *Counting) TestMany(keys [][]byte, out []bool) []bool {
 	return out
 }
 
-// positions stores the k counter positions of each key of g in pos and
-// loads every word involved, in a loop of independent loads.
+// positions stores the k counter positions (h1 + i·h2) mod m of each key
+// of g in pos and loads every word involved, in a loop of independent
+// loads. The reduction is Filter's division-free one (mod with
+// reciprocal(m)), exact for every m ≥ 1 and so for every m ≤ MaxCounters:
+// the positions are exactly those of h1 % m in Add, Test and Remove.
 func (c *Counting) positions(g [][]byte, pos []uint64) []uint64 {
 	k, m := int(c.k), c.m
+	inv := reciprocal(m)
 	for j, key := range g {
 		h1, h2 := keyHash(c.hashID, c.seed, key)
 		for i := range k {
-			pos[j*k+i] = h1 % m
+			pos[j*k+i] = mod(h1, m, inv)
 			h1 += h2
 		}
 	}

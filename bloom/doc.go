@@ -21,6 +21,25 @@
 // the cache) and k 64-bit divisions. Test stops at the first zero bit, so a
 // negative answer usually costs about two accesses. Neither allocates.
 //
+// The batch forms are faster per key. AddMany and TestMany hash a group of
+// keys, compute all their positions with a multiply instead of a division
+// (an exact Barrett reduction), load every word involved in a loop of
+// independent loads, and only then set or test the bits: the cache misses
+// of the whole group are in flight at once instead of one after another,
+// which for a filter larger than the cache makes them faster than a loop
+// of Add or Test (each key still costs up to k cache lines; an SBBF's
+// costs one). Both are safe for concurrent use (atomic
+// loads and ORs). To fill a filter that no other goroutine sees yet (a
+// build, before the filter is published), AddManyExclusive and
+// AddHashManyExclusive do the same with plain loads and stores instead of
+// atomic read-modify-writes, in about half the CPU time of AddMany; a
+// Builder splits that work over two goroutines, hashing and computing
+// positions on the caller's while another sets the bits, which halves the
+// wall time of AddMany when a second core is free (and gains little over
+// AddManyExclusive when every core is busy). Both give exactly the bits and
+// N of calling Add on each key in order, and nothing else may use the
+// filter while they run (see their docs for the rules).
+//
 // # Parameters
 //
 // For n keys and a target false-positive rate p, New picks the classic
@@ -29,7 +48,10 @@
 //	m = ⌈−n·ln p / (ln 2)²⌉ bits (≈ 9.59 bits per key at p = 1%),
 //	k = round((m/n)·ln 2) probes (7 at p = 1%),
 //
-// and NewWithMK takes m and k directly. After n distinct keys the expected
+// and NewWithMK takes m and k directly. p must be in [MinP, 1), where MinP
+// = 2^-64 ≈ 5.4e-20 (k = 64 probes, 92 bits per key): double hashing
+// cannot deliver smaller rates, so New refuses them (see MinP).
+// After n distinct keys the expected
 // false-positive rate is
 //
 //	FPR ≈ (1 − e^(−k·n/m))^k,

@@ -23,6 +23,26 @@ const (
 	// (k ≈ −log2 p); larger k would only cost time. Each probe costs one
 	// memory access.
 	MaxK uint32 = 2048
+
+	// MinP is the smallest false-positive rate ClassicSizing (and so New
+	// and NewCounting) accepts: 2^-64 ≈ 5.42e-20, the rate at which the
+	// classic optimum reaches k = 64 probes and m/n = 64/ln 2 ≈ 92.3 bits
+	// per key. Each halving of p below it would cost one more probe per
+	// Add and Test and 1.44 more bits per key, and buy nothing: with double
+	// hashing a key's probes depend only on its hash pair reduced mod m, and
+	// keys whose stride h2 is a multiple of m (probability 1/m) probe far
+	// fewer than k distinct bits, which keeps every Filter's measured rate
+	// above about 1/(m·k) (see ChainSizing) — at least 2^-51 for any m ≤
+	// MaxBits and k ≤ MaxK, far above 2^-64. A request such as p = 1e-300
+	// (k = 997 probes and 1438 bits per key) is therefore refused instead of
+	// served by a filter that cannot meet it. The floor is about the 64-bit
+	// arithmetic of the positions, not the pinned 128-bit hash: two keys
+	// share a whole XXH3-128 pair with probability 2^-128.
+	//
+	// Scalable chains are not bounded by MinP: their sub-filters' rates
+	// have their own floor, ScalableConfig.MinErrorRate, and ChainSizing
+	// accepts any p in (0, 1).
+	MinP = 0x1p-64
 )
 
 // Filter is a classic Bloom filter: a bitset of m bits and k probes per key,
@@ -70,12 +90,27 @@ type Filter struct {
 //
 //	m = ⌈−n·ln p / (ln 2)²⌉ bits,   k = round((m/n)·ln 2), at least 1.
 //
-// It returns an error wrapping ErrInvalidParameter if n = 0 or p is not in
-// the open interval (0, 1) (including NaN and ±Inf), and one wrapping
-// ErrTooLarge if m would exceed MaxBits. Every n ≥ 1 with a representable
-// p > 0 that fits MaxBits is valid: for example n = 1, p = 1e-300 gives
-// m = 1438, k = 997. ClassicSizing is a Sizing.
+// It returns an error wrapping ErrInvalidParameter if n = 0, if p is not in
+// the open interval (0, 1) (including NaN and ±Inf), or if p is below the
+// floor MinP = 2^-64 ≈ 5.42e-20 (where k reaches 64 probes; see MinP for
+// why no smaller rate is useful), and one wrapping ErrTooLarge if m would
+// exceed MaxBits. Every n ≥ 1 with p in [MinP, 1) that fits MaxBits is
+// valid: for example n = 1, p = MinP gives m = 93, k = 64, and n = 1,
+// p = 1e-300 is refused. ClassicSizing is a Sizing.
 func ClassicSizing(n uint64, p float64) (m uint64, k uint32, err error) {
+	if n != 0 && p > 0 && p < MinP {
+		return 0, 0, fmt.Errorf("%w: false-positive rate p must be at least MinP = 2^-64 (%.4g, where k reaches 64 probes), got %v", ErrInvalidParameter, MinP, p)
+	}
+	return classicSizing(n, p)
+}
+
+// classicSizing is ClassicSizing without the floor MinP: it validates n ≥ 1
+// and p in (0, 1) only. For p below MinP it still returns quickly, with k at
+// most about 1076 for any representable p > 0 (within MaxK) and m checked
+// against MaxBits; nothing is allocated. ChainSizing uses it, because a
+// Scalable bounds its sub-filters' rates with its own floor
+// (ScalableConfig.MinErrorRate, 1e-300 by default).
+func classicSizing(n uint64, p float64) (m uint64, k uint32, err error) {
 	if n == 0 {
 		return 0, 0, fmt.Errorf("%w: capacity n must be at least 1, got 0", ErrInvalidParameter)
 	}
@@ -388,12 +423,49 @@ func (f *Filter) positions(group [][]byte, pos []uint64, m, inv uint64) {
 
 // TestMany tests every key of keys and returns out with out[i] = Test(keys[i]).
 // It reuses out's storage when cap(out) ≥ len(keys) (then it does not
-// allocate) and returns a slice of length len(keys). Safe for concurrent use.
+// allocate) and returns a slice of length len(keys).
+//
+// Like AddMany it works on groups of ⌊batchPositions/k⌋ keys: it hashes
+// the group, computes every bit position of every key (with the
+// division-free exact reduction), loads all their words in a loop of
+// independent loads, and only then tests each key's k bits, which are by
+// then cached. A loop of Test overlaps the misses of consecutive keys only
+// as far as its early exits (mispredicted branches) let the processor run
+// ahead; TestMany keeps the misses of a whole group in flight, at the
+// price of loading all k words of every key where Test stops at the first
+// clear bit. For a filter larger than the cache it is faster per key than
+// a loop of Test (BenchmarkClassicTestMany); each key still costs up to k
+// cache lines, against one for an SBBF.
+//
+// Safe for concurrent use (bits are read with atomic loads); a key added
+// concurrently may or may not be seen, as for Test.
 func (f *Filter) TestMany(keys [][]byte, out []bool) []bool {
 	out = slices.Grow(out[:0], len(keys))[:len(keys)]
-	for i, key := range keys {
-		h1, h2 := keyHash(f.hashID, f.seed, key)
-		out[i] = f.TestHash(h1, h2)
+	k := int(f.k)
+	if k > batchPositions {
+		for i, key := range keys {
+			h1, h2 := keyHash(f.hashID, f.seed, key)
+			out[i] = f.TestHash(h1, h2)
+		}
+		return out
+	}
+	var pos [batchPositions]uint64
+	b, m := f.bits, f.m
+	inv := reciprocal(m)
+	per := batchPositions / k
+	for done := 0; done < len(keys); {
+		group := keys[done:min(done+per, len(keys))]
+		ps := pos[:len(group)*k]
+		f.positions(group, ps, m, inv)
+		res := out[done : done+len(group)]
+		for i := range res {
+			var miss uint64 // nonzero iff one of the key's bits is clear
+			for _, x := range ps[i*k : i*k+k] {
+				miss |= ^atomic.LoadUint64(&b[x>>6]) & (uint64(1) << (x & 63))
+			}
+			res[i] = miss == 0
+		}
+		done += len(group)
 	}
 	return out
 }

@@ -139,6 +139,10 @@ func TestProbePositions(t *testing.T) {
 	}
 }
 
+// TestConstructorParameterTable is issue 2's table: every combination of
+// n ∈ {0, 1, 2^63} and p ∈ {0, 1, 1.5, −0.1, NaN, +Inf, 1e-300} (and −Inf)
+// is an error, returned without a hang, a panic or a large allocation.
+// p = 0.01 is the control: valid for n = 1, too large for n = 2^63.
 func TestConstructorParameterTable(t *testing.T) {
 	ns := []uint64{0, 1, 1 << 63}
 	ps := []float64{0, 1, 1.5, -0.1, math.NaN(), math.Inf(1), math.Inf(-1), 1e-300, 0.01}
@@ -147,13 +151,19 @@ func TestConstructorParameterTable(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			f, err := New(n, p)
+			c, cerr := NewCounting(n, p)
 			runtime.ReadMemStats(&after)
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
-				t.Errorf("New(%d, %v) allocated %d bytes", n, p, alloc)
+				t.Errorf("New/NewCounting(%d, %v) allocated %d bytes", n, p, alloc)
+			}
+			// NewCounting sizes with ClassicSizing too: the same verdict.
+			if (err == nil) != (cerr == nil) || (cerr == nil) != (c != nil) ||
+				(err != nil && errors.Is(err, ErrInvalidParameter) != errors.Is(cerr, ErrInvalidParameter)) {
+				t.Errorf("NewCounting(%d, %v) = %v; New gave %v", n, p, cerr, err)
 			}
 			var want error
 			switch {
-			case n == 0 || !(p > 0 && p < 1):
+			case n == 0 || !(p >= MinP && p < 1):
 				want = ErrInvalidParameter
 			case n == 1<<63:
 				want = ErrTooLarge
@@ -165,24 +175,62 @@ func TestConstructorParameterTable(t *testing.T) {
 				if err != nil && !strings.HasPrefix(err.Error(), "bloom: ") {
 					t.Errorf("error %q lacks the bloom: prefix", err)
 				}
+				if n != 0 && p == 1e-300 && (err == nil || !strings.Contains(err.Error(), "MinP = 2^-64")) {
+					t.Errorf("New(%d, 1e-300): error %v does not name the floor", n, err)
+				}
 				continue
 			}
 			if err != nil {
 				t.Errorf("New(%d, %v): %v", n, p, err)
 				continue
 			}
-			// Documented: n = 1, p = 1e-300 is valid (m = 1438, k = 997).
-			wantM, wantK := uint64(10), uint32(7)
-			if p == 1e-300 {
-				wantM, wantK = 1438, 997
-			}
-			if f.M() != wantM || f.K() != wantK || f.Capacity() != n || f.TargetP() != p {
-				t.Errorf("New(%d, %v): m=%d k=%d cap=%d p=%v, want m=%d k=%d", n, p, f.M(), f.K(), f.Capacity(), f.TargetP(), wantM, wantK)
+			if f.M() != 10 || f.K() != 7 || f.Capacity() != n || f.TargetP() != p {
+				t.Errorf("New(%d, %v): m=%d k=%d cap=%d p=%v, want m=10 k=7", n, p, f.M(), f.K(), f.Capacity(), f.TargetP())
 			}
 			if !f.Add([]byte("a")) || !f.Test([]byte("a")) {
 				t.Errorf("New(%d, %v): filter does not work", n, p)
 			}
 		}
+	}
+}
+
+// TestMinP pins the floor on p: MinP = 2^-64 itself is valid (k = 64
+// probes, 93 bits for one key), the next smaller float64 and every rate
+// down to the smallest subnormal are ErrInvalidParameter, for New,
+// NewCounting and ClassicSizing alike. ChainSizing, which sizes a
+// Scalable's sub-filters (bounded by MinErrorRate instead), has no such
+// floor.
+func TestMinP(t *testing.T) {
+	if MinP != 1.0/(1<<32)/(1<<32) {
+		t.Fatalf("MinP = %v, want 2^-64", MinP)
+	}
+	m, k, err := ClassicSizing(1, MinP)
+	if err != nil || m != 93 || k != 64 {
+		t.Errorf("ClassicSizing(1, MinP) = %d, %d, %v; want 93, 64", m, k, err)
+	}
+	if m, k, err := ClassicSizing(1e6, MinP); err != nil || k != 64 || m != 92332483 {
+		t.Errorf("ClassicSizing(1e6, MinP) = %d, %d, %v", m, k, err)
+	}
+	if f, err := New(3, MinP); err != nil || f.K() != 64 || !f.Add([]byte("x")) || !f.Test([]byte("x")) {
+		t.Errorf("New(3, MinP): %v", err)
+	}
+	for _, p := range []float64{math.Nextafter(MinP, 0), 1e-20, 1e-100, 1e-300, math.SmallestNonzeroFloat64} {
+		if _, _, err := ClassicSizing(1, p); !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), "MinP") {
+			t.Errorf("ClassicSizing(1, %v): %v", p, err)
+		}
+		if f, err := New(1000, p); !errors.Is(err, ErrInvalidParameter) || f != nil {
+			t.Errorf("New(1000, %v): %v", p, err)
+		}
+		if c, err := NewCounting(1000, p); !errors.Is(err, ErrInvalidParameter) || c != nil {
+			t.Errorf("NewCounting(1000, %v): %v", p, err)
+		}
+		if _, k, err := ChainSizing(10, p); err != nil || k > MaxK {
+			t.Errorf("ChainSizing(10, %v) = k %d, %v; want no floor", p, k, err)
+		}
+	}
+	// n = 0 is reported as such, whatever p.
+	if _, _, err := ClassicSizing(0, 1e-300); err == nil || !strings.Contains(err.Error(), "capacity") {
+		t.Errorf("ClassicSizing(0, 1e-300): %v", err)
 	}
 }
 

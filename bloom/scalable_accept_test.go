@@ -158,7 +158,7 @@ func TestChainSizing(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ChainSizing(%d, %v): %v", c.n, c.p, err)
 		}
-		m0, k0, _ := ClassicSizing(c.n, c.p)
+		m0, k0, _ := classicSizing(c.n, c.p) // ChainSizing has no MinP floor
 		bound := doubleHashingFPRBound(m, k, c.n)
 		capped := c.p < 1e-100 // below the double-hashing floor: m is capped at 2× classic
 		if k != k0 || m < m0 || m > 2*m0 || (bound > c.p) != capped || (capped && m != 2*m0) {

@@ -23,6 +23,7 @@ func newBloomCmd() *cobra.Command {
 (docs/FORMATS.md). Keys are read one per line; a trailing '\r' is dropped.`,
 	}
 	c.AddCommand(newBloomBuildCmd(), newBloomQueryCmd(), newBloomInfoCmd(), newBloomMergeCmd())
+	requireSubcommand(c, false)
 	return c
 }
 
@@ -76,7 +77,7 @@ query, info and merge detect the layout from the file.`,
 		}),
 	}
 	c.Flags().Uint64VarP(&n, "capacity", "n", 0, "expected number of distinct keys n (required, > 0)")
-	c.Flags().Float64VarP(&p, "error-rate", "p", 0.01, "target false-positive rate p, in (0, 1)")
+	c.Flags().Float64VarP(&p, "error-rate", "p", 0.01, "target false-positive rate p, in [2^-64, 1) (2^-64 ≈ 5.4e-20)")
 	c.Flags().StringVarP(&out, "output", "o", "", "filter file to write")
 	c.Flags().StringVar(&layout, "layout", "classic", "filter layout: "+layoutHelp)
 	return c

@@ -6,7 +6,8 @@
 //
 //	0  success (for `bloom query`: every key answered "maybe")
 //	1  `bloom query` only: at least one key is definitely not in the filter
-//	2  usage error (unknown flag, missing argument, invalid parameter)
+//	2  usage error (unknown flag, missing argument, invalid parameter,
+//	   missing or unknown sub-command, unknown help topic)
 //	3  input/output or data error (unreadable file, corrupt filter, server failure)
 package cli
 
@@ -14,9 +15,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
+
+// `probly` alone, `probly --help`, `probly help [COMMAND]` and `COMMAND
+// --help` print help on stdout and exit 0 (cobra's convention for the
+// root); a command group without its sub-command (`probly bloom`) is a
+// usage error.
 
 // Exit codes.
 const (
@@ -96,5 +103,59 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.AddCommand(newServeCmd(), newBloomCmd(), newCountCmd())
 	root.AddCommand(newCheckAOFCmd())
+	root.SetHelpCommand(newHelpCmd())
+	requireSubcommand(root, true)
 	return root
+}
+
+// requireSubcommand makes the command group c refuse to run without one of
+// its sub-commands: `probly bloom` and `probly bloom nosuch` print c's
+// usage on stderr and return a usage error (exit 2), where cobra would
+// print the help and exit 0. `c --help` still prints the help and exits 0.
+// For the root (bareHelp), c alone prints the help on stdout and exits 0,
+// cobra's convention; an unknown sub-command is still a usage error.
+func requireSubcommand(c *cobra.Command, bareHelp bool) {
+	c.Args = cobra.ArbitraryArgs
+	// c is runnable only to report the error: its usage does not list
+	// "c [flags]" as a way to run it (the template is inherited by its
+	// sub-commands, for which the condition is just .Runnable).
+	c.SetUsageTemplate(strings.Replace(c.UsageTemplate(),
+		"Usage:{{if .Runnable}}", "Usage:{{if and .Runnable (not .HasAvailableSubCommands)}}", 1))
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 && bareHelp {
+			return cmd.Help()
+		}
+		fmt.Fprint(cmd.ErrOrStderr(), cmd.UsageString())
+		if len(args) == 0 {
+			return usagef("missing sub-command for %q", cmd.CommandPath())
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if cmd.SuggestionsMinimumDistance <= 0 {
+			cmd.SuggestionsMinimumDistance = 2 // cobra's default
+		}
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+		}
+		return usageError{errors.New(msg)}
+	}
+}
+
+// newHelpCmd is cobra's help command, except that an unknown topic
+// (`probly help nosuch`, `probly help bloom nosuch`) is a usage error
+// (exit 2) instead of a message and exit 0.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "Help provides help for any command in the application.\nSimply type probly help [path to command] for full details.",
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || cmd == nil || len(rest) > 0 {
+				fmt.Fprint(c.ErrOrStderr(), c.Root().UsageString())
+				return usagef("unknown help topic %q", strings.Join(args, " "))
+			}
+			cmd.InitDefaultHelpFlag()
+			return cmd.Help()
+		},
+	}
 }
