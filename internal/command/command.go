@@ -58,6 +58,13 @@ type Spec struct {
 	Subcommands []*Spec
 }
 
+// KeyCommand returns the Spec of a command whose one key is its first
+// argument (FirstKey = LastKey = 1, Step 1), as every BF.*, CF.* and
+// string command is.
+func KeyCommand(name string, arity int, f Flags, fn func(*Ctx)) *Spec {
+	return &Spec{Name: name, Arity: arity, Flags: f, FirstKey: 1, LastKey: 1, Step: 1, Handler: fn}
+}
+
 // Sub finds the subcommand named sub (case-insensitively), or nil.
 func (s *Spec) Sub(sub []byte) *Spec {
 	for _, c := range s.Subcommands {

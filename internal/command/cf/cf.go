@@ -93,9 +93,7 @@ func Register(t *command.Table, cfg *config.Registry) {
 	}
 	w := command.FlagWrite | command.FlagDenyOOM
 	r := command.FlagReadonly | command.FlagFast
-	spec := func(name string, arity int, f command.Flags, fn func(*command.Ctx)) *command.Spec {
-		return &command.Spec{Name: name, Arity: arity, Flags: f, FirstKey: 1, LastKey: 1, Step: 1, Handler: fn}
-	}
+	spec := command.KeyCommand
 	t.Add(
 		spec("cf.reserve", -3, w, h.reserve),
 		spec("cf.add", 3, w, h.add),

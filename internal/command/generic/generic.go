@@ -87,7 +87,7 @@ func Register(t *command.Table, cfg *config.Registry) {
 		&command.Spec{Name: "del", Arity: -2, Flags: w, FirstKey: 1, LastKey: -1, Step: 1, Handler: del},
 		&command.Spec{Name: "unlink", Arity: -2, Flags: w | fast, FirstKey: 1, LastKey: -1, Step: 1, Handler: del},
 		&command.Spec{Name: "exists", Arity: -2, Flags: ro | fast, FirstKey: 1, LastKey: -1, Step: 1, Handler: exists},
-		&command.Spec{Name: "type", Arity: 2, Flags: ro | fast, FirstKey: 1, LastKey: 1, Step: 1, Handler: typeCmd},
+		command.KeyCommand("type", 2, ro|fast, typeCmd),
 		&command.Spec{Name: "keys", Arity: 2, Flags: ro, Handler: keys},
 		&command.Spec{Name: "scan", Arity: -2, Flags: ro, Handler: scan},
 		&command.Spec{Name: "flushall", Arity: -1, Flags: w, Handler: flush},

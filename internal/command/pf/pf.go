@@ -98,7 +98,7 @@ func Register(t *command.Table, cfg *config.Registry) {
 		admin = command.FlagAdmin
 	)
 	t.Add(
-		&command.Spec{Name: "pfadd", Arity: -2, Flags: w | deny | fast, FirstKey: 1, LastKey: 1, Step: 1, Handler: h.pfadd},
+		command.KeyCommand("pfadd", -2, w|deny|fast, h.pfadd),
 		&command.Spec{Name: "pfcount", Arity: -2, Flags: ro, FirstKey: 1, LastKey: -1, Step: 1, Handler: h.pfcount},
 		&command.Spec{Name: "pfmerge", Arity: -2, Flags: w | deny, FirstKey: 1, LastKey: -1, Step: 1, Handler: h.pfmerge},
 		&command.Spec{Name: "pfdebug", Arity: 3, Flags: w | deny | admin, FirstKey: 2, LastKey: 2, Step: 1, Handler: h.pfdebug},

@@ -76,9 +76,7 @@ func Register(t *command.Table, cfg *config.Registry) {
 		ro   = command.FlagReadonly
 		fast = command.FlagFast
 	)
-	spec := func(name string, arity int, f command.Flags, fn func(*command.Ctx)) *command.Spec {
-		return &command.Spec{Name: name, Arity: arity, Flags: f, FirstKey: 1, LastKey: 1, Step: 1, Handler: fn}
-	}
+	spec := command.KeyCommand
 	t.Add(
 		spec("get", 2, ro|fast, get),
 		spec("set", -3, w, set),
