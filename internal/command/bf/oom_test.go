@@ -1,64 +1,22 @@
 package bf
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/commandtest"
-	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/redisbloom"
 )
 
-const oomReply = "-" + command.ErrOOM + "\r\n"
+const oomReply = commandtest.OOMReply
 
-// runReserve runs one command with a Ctx.ReserveMem that admits
-// reservations while their sum stays within room, and returns the reply
-// and the bytes asked for.
 func (e *env) runReserve(replay bool, room uint64, args ...string) (reply string, asked uint64) {
-	reply, _ = commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv(args...), commandtest.Replay(replay),
-		commandtest.ReserveMem(func(n uint64) bool { asked += n; return asked <= room }))
-	return reply, asked
+	return commandtest.RunReserve(e.tab, e.store, e.cfg, replay, room, args...)
 }
 
-// state describes key's value for before/after comparisons.
-func (e *env) state(key string) string {
-	out := "<missing>"
-	e.store.View([]byte(key), func(v keyspace.Value) {
-		if v != nil {
-			out = fmt.Sprintf("%s/%d", v.TypeName(), v.MemoryUsage())
-		}
-	})
-	return out
-}
-
-// checkReserve runs args first with every reservation refused: a command
-// that creates a filter must answer OOM and change and log nothing. Then
-// (or if it reserved nothing) it must succeed with want, and what it
-// reserved must be exactly the growth of Store.Used.
 func (e *env) checkReserve(t *testing.T, want string, args ...string) {
 	t.Helper()
-	used, recs, st := e.store.Used(), len(e.log.Records()), e.state(args[1])
-	got, asked := e.runReserve(false, 0, args...)
-	if got == oomReply {
-		if e.store.Used() != used || len(e.log.Records()) != recs || e.state(args[1]) != st {
-			t.Fatalf("%s refused but changed something", args[0])
-		}
-		got, asked = e.runReserve(false, ^uint64(0), args...)
-	} else if asked != 0 {
-		t.Fatalf("%s asked for %d bytes, was refused, and answered %q", args[0], asked, got)
-	}
-	if got != want {
-		t.Fatalf("%s = %q, want %q", args[0], got, want)
-	}
-	grew := int64(e.store.Used() - used)
-	if grew > 0 && uint64(grew) != asked || grew <= 0 && asked != 0 {
-		t.Fatalf("%s reserved %d bytes, Used grew by %d", args[0], asked, grew)
-	}
-	if got, want := e.store.Used(), e.store.MemoryUsage(); got != want {
-		t.Fatalf("Used %d, MemoryUsage %d", got, want)
-	}
+	commandtest.CheckReserve(t, e.tab, e.store, e.cfg, e.log, want, args...)
 }
 
 // Every way of creating a filter reserves exactly its memory before

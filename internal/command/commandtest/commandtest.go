@@ -6,7 +6,9 @@ package commandtest
 
 import (
 	"bytes"
+	"fmt"
 	"sync"
+	"testing"
 
 	"github.com/tidwall/redcon"
 
@@ -187,4 +189,56 @@ func (r *RandInts) Next() []byte {
 		v /= 10
 	}
 	return r.buf[:]
+}
+
+// OOMReply is the reply of a write refused by maxmemory.
+const OOMReply = "-" + command.ErrOOM + "\r\n"
+
+// RunReserve runs one command (RESP2; as a replay if replay) with a
+// Ctx.ReserveMem that admits reservations while their sum stays within
+// room, and returns the reply and the bytes asked for.
+func RunReserve(tab *command.Table, store *keyspace.Store, cfg *config.Registry, replay bool, room uint64, args ...string) (reply string, asked uint64) {
+	reply, _ = Run(tab, store, cfg, 2, Argv(args...), Replay(replay),
+		ReserveMem(func(n uint64) bool { asked += n; return asked <= room }))
+	return reply, asked
+}
+
+// valueState describes key's value for before/after comparisons.
+func valueState(store *keyspace.Store, key string) string {
+	out := "<missing>"
+	store.View([]byte(key), func(v keyspace.Value) {
+		if v != nil {
+			out = fmt.Sprintf("%s/%d", v.TypeName(), v.MemoryUsage())
+		}
+	})
+	return out
+}
+
+// CheckReserve runs args (a command whose key is args[1]) first with every
+// maxmemory reservation refused: a command that creates a value must
+// answer OOM and change and log nothing. Then (or if it reserved nothing)
+// it must succeed with the reply want, and what it reserved must be
+// exactly the growth of store.Used, which must equal store.MemoryUsage.
+func CheckReserve(t testing.TB, tab *command.Table, store *keyspace.Store, cfg *config.Registry, log *Logger, want string, args ...string) {
+	t.Helper()
+	used, recs, st := store.Used(), len(log.Records()), valueState(store, args[1])
+	got, asked := RunReserve(tab, store, cfg, false, 0, args...)
+	if got == OOMReply {
+		if store.Used() != used || len(log.Records()) != recs || valueState(store, args[1]) != st {
+			t.Fatalf("%s refused but changed something", args[0])
+		}
+		got, asked = RunReserve(tab, store, cfg, false, ^uint64(0), args...)
+	} else if asked != 0 {
+		t.Fatalf("%s asked for %d bytes, was refused, and answered %q", args[0], asked, got)
+	}
+	if got != want {
+		t.Fatalf("%s = %q, want %q", args[0], got, want)
+	}
+	grew := int64(store.Used() - used)
+	if grew > 0 && uint64(grew) != asked || grew <= 0 && asked != 0 {
+		t.Fatalf("%s reserved %d bytes, Used grew by %d", args[0], asked, grew)
+	}
+	if got, want := store.Used(), store.MemoryUsage(); got != want {
+		t.Fatalf("Used %d, MemoryUsage %d", got, want)
+	}
 }
