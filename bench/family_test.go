@@ -271,6 +271,18 @@ func benchHLLInsertOnce(b *testing.B) {
 			s.Insert(k[:])
 		}
 	})
+	// probly with a caller's hash (XXH3-64) through AddHash: not
+	// Redis-compatible (Redis hashes with MurmurHash64A), for library-only
+	// sketches.
+	b.Run("impl=probly-xxh3", func(b *testing.B) {
+		s := denseProbly(b)
+		var k [16]byte
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			putKey(k[:], uint64(i))
+			s.AddHash(xxh3.Hash(k[:]))
+		}
+	})
 }
 
 // BenchmarkHLLCount: estimate of a dense sketch. probly caches the estimate
