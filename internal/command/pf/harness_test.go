@@ -1,7 +1,6 @@
 package pf_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/hex"
@@ -9,8 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,60 +21,6 @@ import (
 	"github.com/probly/probly/internal/server"
 	"github.com/probly/probly/internal/strval"
 )
-
-// startRedis starts a real redis-server (the differential oracle; .ci/run
-// installs the Debian package) on a free loopback port without
-// persistence. Without redis-server on PATH the test is skipped, unless
-// PROBLY_REQUIRE_REDIS=1, which makes it fail.
-func startRedis(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("PROBLY_REQUIRE_REDIS") == "1" {
-			t.Fatal("redis-server not found on PATH and PROBLY_REQUIRE_REDIS=1")
-		}
-		t.Skip("redis-server not found on PATH: skipping the differential test (install the redis-server package, or set PROBLY_REQUIRE_REDIS=1 to make this a failure)")
-	}
-	for attempt := 0; ; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		var stderr bytes.Buffer
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", t.TempDir(), "--daemonize", "no")
-		cmd.Stdout, cmd.Stderr = io.Discard, &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			select {
-			case <-exited:
-				deadline = time.Time{}
-				continue
-			default:
-			}
-			if c, err := net.Dial("tcp", addr); err == nil {
-				c.Close()
-				t.Cleanup(func() {
-					cmd.Process.Kill()
-					<-exited
-				})
-				return addr
-			}
-		}
-		cmd.Process.Kill()
-		<-exited
-		if attempt == 2 {
-			t.Fatalf("redis-server did not start: %s", stderr.String())
-		}
-	}
-}
 
 // probly is an in-process server with the production command table.
 type probly struct {
@@ -143,97 +86,12 @@ func (p *probly) checkReplay(t *testing.T) {
 	t.Logf("replayed %d AOF records: %d keys identical", len(recs), len(want))
 }
 
-// rawClient sends RESP arrays and returns each reply's exact bytes.
-type rawClient struct {
-	c net.Conn
-	r *bufio.Reader
-	w *bufio.Writer
-}
-
-func dialRaw(t *testing.T, addr string) *rawClient {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &rawClient{c: c, r: bufio.NewReaderSize(c, 1<<16), w: bufio.NewWriterSize(c, 1<<16)}
-}
-
-func (rc *rawClient) write(args [][]byte) {
-	fmt.Fprintf(rc.w, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(rc.w, "$%d\r\n", len(a))
-		rc.w.Write(a)
-		rc.w.WriteString("\r\n")
-	}
-}
-
-// pipeline sends every command, then reads every reply.
-func (rc *rawClient) pipeline(cmds [][][]byte) ([]string, error) {
-	rc.c.SetDeadline(time.Now().Add(60 * time.Second))
-	errc := make(chan error, 1)
-	go func() {
-		for _, a := range cmds {
-			rc.write(a)
-		}
-		errc <- rc.w.Flush()
-	}()
-	out := make([]string, len(cmds))
-	var buf bytes.Buffer
-	for i := range cmds {
-		buf.Reset()
-		if err := readReply(rc.r, &buf); err != nil {
-			return nil, err
-		}
-		out[i] = buf.String()
-	}
-	return out, <-errc
-}
-
-// readReply copies one RESP2/RESP3 reply from r to out.
-func readReply(r *bufio.Reader, out *bytes.Buffer) error {
-	line, err := r.ReadBytes('\n')
-	if err != nil {
-		return err
-	}
-	out.Write(line)
-	if len(line) < 3 {
-		return fmt.Errorf("short line %q", line)
-	}
-	n, _ := strconv.Atoi(string(line[1 : len(line)-2]))
-	switch line[0] {
-	case '$', '=', '!':
-		if n < 0 {
-			return nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return err
-		}
-		out.Write(buf)
-	case '*', '~', '>':
-		for i := 0; i < n; i++ {
-			if err := readReply(r, out); err != nil {
-				return err
-			}
-		}
-	case '%', '|':
-		for i := 0; i < 2*n; i++ {
-			if err := readReply(r, out); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // pair runs every command on Redis and on probly and requires identical
 // reply bytes.
 type pair struct {
 	t        *testing.T
-	redis    *rawClient
-	probly   *rawClient
+	redis    *commandtest.RawClient
+	probly   *commandtest.RawClient
 	p        *probly
 	commands int
 	context  string // printed with a mismatch
@@ -241,9 +99,9 @@ type pair struct {
 
 func newPair(t *testing.T) *pair {
 	t.Helper()
-	raddr := startRedis(t)
+	raddr := commandtest.StartRedis(t)
 	p := startProbly(t)
-	return &pair{t: t, redis: dialRaw(t, raddr), probly: dialRaw(t, p.addr), p: p}
+	return &pair{t: t, redis: commandtest.DialRaw(t, raddr, 2), probly: commandtest.DialRaw(t, p.addr, 2), p: p}
 }
 
 func cmd(args ...any) [][]byte {
@@ -299,8 +157,8 @@ func (d *pair) run(cmds ...[][]byte) []string {
 		re, pe error
 	)
 	wg.Add(2)
-	go func() { defer wg.Done(); rr, re = d.redis.pipeline(cmds) }()
-	go func() { defer wg.Done(); pr, pe = d.probly.pipeline(cmds) }()
+	go func() { defer wg.Done(); rr, re = d.redis.Pipeline(cmds) }()
+	go func() { defer wg.Done(); pr, pe = d.probly.Pipeline(cmds) }()
 	wg.Wait()
 	if re != nil || pe != nil {
 		d.t.Fatalf("pipeline: redis %v, probly %v", re, pe)
@@ -317,10 +175,10 @@ func (d *pair) run(cmds ...[][]byte) []string {
 // runEach sends cmds to both servers without comparing the replies.
 func (d *pair) runEach(cmds ...[][]byte) {
 	d.t.Helper()
-	if _, err := d.redis.pipeline(cmds); err != nil {
+	if _, err := d.redis.Pipeline(cmds); err != nil {
 		d.t.Fatal(err)
 	}
-	if _, err := d.probly.pipeline(cmds); err != nil {
+	if _, err := d.probly.Pipeline(cmds); err != nil {
 		d.t.Fatal(err)
 	}
 }

@@ -1,135 +1,10 @@
 package str
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
-	"io"
-	"net"
-	"os"
-	"os/exec"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/probly/probly/internal/command/commandtest"
 )
-
-// startRedis starts a real redis-server (the differential oracle, spec
-// redis-compat.md; .ci/run installs the Debian package) on a free loopback
-// port without persistence and returns its address. Without redis-server
-// on PATH the test is skipped, unless PROBLY_REQUIRE_REDIS=1.
-func startRedis(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("PROBLY_REQUIRE_REDIS") == "1" {
-			t.Fatal("redis-server not found and PROBLY_REQUIRE_REDIS=1")
-		}
-		t.Skip("redis-server not found")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", t.TempDir(), "--daemonize", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return addr
-		}
-	}
-	t.Fatal("redis-server did not start")
-	return ""
-}
-
-// rawClient sends commands as RESP arrays and returns each reply's exact
-// bytes.
-type rawClient struct {
-	c net.Conn
-	r *bufio.Reader
-}
-
-func dialRaw(t *testing.T, addr string, proto int) *rawClient {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	rc := &rawClient{c: c, r: bufio.NewReader(c)}
-	if proto == 3 {
-		if _, err := rc.do(commandtest.Argv("HELLO", "3")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return rc
-}
-
-func (rc *rawClient) do(args [][]byte) (string, error) {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n", len(a))
-		b.Write(a)
-		b.WriteString("\r\n")
-	}
-	rc.c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := rc.c.Write(b.Bytes()); err != nil {
-		return "", err
-	}
-	var out bytes.Buffer
-	err := readReply(rc.r, &out)
-	return out.String(), err
-}
-
-// readReply copies one RESP2/RESP3 reply from r to out.
-func readReply(r *bufio.Reader, out *bytes.Buffer) error {
-	line, err := r.ReadBytes('\n')
-	if err != nil {
-		return err
-	}
-	out.Write(line)
-	if len(line) < 3 {
-		return fmt.Errorf("short line %q", line)
-	}
-	n, _ := strconv.Atoi(string(line[1 : len(line)-2]))
-	switch line[0] {
-	case '$', '=', '!':
-		if n < 0 {
-			return nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return err
-		}
-		out.Write(buf)
-	case '*', '~', '>':
-		for i := 0; i < n; i++ {
-			if err := readReply(r, out); err != nil {
-				return err
-			}
-		}
-	case '%', '|':
-		for i := 0; i < 2*n; i++ {
-			if err := readReply(r, out); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
 
 // diffScript is every string-command case whose reply probly shares with
 // Redis (everything but a valid expiry, which probly refuses).
@@ -185,17 +60,17 @@ func diffScript() [][]string {
 // and probly's table, in RESP2 and RESP3, and requires identical reply
 // bytes.
 func TestDifferentialRedis(t *testing.T) {
-	addr := startRedis(t)
+	addr := commandtest.StartRedis(t)
 	script := diffScript()
 	for _, proto := range []int{2, 3} {
-		rc := dialRaw(t, addr, proto)
-		if _, err := rc.do(commandtest.Argv("FLUSHALL")); err != nil {
+		rc := commandtest.DialRaw(t, addr, proto)
+		if _, err := rc.Do(commandtest.Argv("FLUSHALL")); err != nil {
 			t.Fatal(err)
 		}
 		e := newEnv(t)
 		mismatches := 0
 		for _, cmd := range script {
-			want, err := rc.do(commandtest.Argv(cmd...))
+			want, err := rc.Do(commandtest.Argv(cmd...))
 			if err != nil {
 				t.Fatalf("redis %q: %v", cmd, err)
 			}
