@@ -58,6 +58,12 @@ type Spec struct {
 	Subcommands []*Spec
 }
 
+// LogFailed answers a command whose change was applied in memory but
+// could not be logged (the AOF refused the record): "ERR " and the error.
+// The change stays, since other commands may have seen it; the client
+// learns that it is not durable.
+func (c *Ctx) LogFailed(err error) { c.R.Error("ERR " + err.Error()) }
+
 // KeyCommand returns the Spec of a command whose one key is its first
 // argument (FirstKey = LastKey = 1, Step 1), as every BF.*, CF.* and
 // string command is.

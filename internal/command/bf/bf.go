@@ -119,11 +119,6 @@ func asChain(v keyspace.Value) (*redisbloom.Chain, keyState) {
 	}
 }
 
-// logFailed answers a command whose change was applied in memory but could
-// not be logged. The change stays (it cannot be undone safely once other
-// commands may have seen it); the client learns that it is not durable.
-func logFailed(c *command.Ctx, err error) { c.R.Error("ERR " + err.Error()) }
-
 func arityError(c *command.Ctx, name string) { c.R.Error(command.ArityError(name)) }
 
 func createRecord(key []byte, p redisbloom.Params) [][]byte {
@@ -353,7 +348,7 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisb
 		case status != "":
 			c.R.Error(status)
 		case lerr != nil:
-			logFailed(c, lerr)
+			c.LogFailed(lerr)
 		case mode == replySingle:
 			if itemErr != nil {
 				c.R.Error(itemErr.Error())
@@ -682,7 +677,7 @@ func (h *handlers) loadchunk(c *command.Ctx) {
 		case status != "":
 			c.R.Error(status)
 		case lerr != nil:
-			logFailed(c, lerr)
+			c.LogFailed(lerr)
 		default:
 			c.R.OK()
 		}

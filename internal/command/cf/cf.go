@@ -136,11 +136,6 @@ func asFilter(v keyspace.Value) (*rediscuckoo.Filter, keyState) {
 	}
 }
 
-// logFailed answers a command whose change was applied in memory but could
-// not be logged. The change stays (other commands may have seen it); the
-// client learns that it is not durable.
-func logFailed(c *command.Ctx, err error) { c.R.Error("ERR " + err.Error()) }
-
 func arityError(c *command.Ctx, name string) { c.R.Error(command.ArityError(name)) }
 
 func u64(n uint64) []byte { return strconv.AppendUint(nil, n, 10) }
@@ -400,7 +395,7 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisc
 		case status != "":
 			c.R.Error(status)
 		case lerr != nil:
-			logFailed(c, lerr)
+			c.LogFailed(lerr)
 		case !mode.multi():
 			switch results[0] {
 			case resNoSpace:
@@ -530,7 +525,7 @@ func (h *handlers) addRecord(c *command.Ctx) {
 	case status != "":
 		c.R.Error(status)
 	case lerr != nil:
-		logFailed(c, lerr)
+		c.LogFailed(lerr)
 	case itemErr != nil:
 		c.R.Error(itemErr.Error())
 	default:
@@ -662,7 +657,7 @@ func (h *handlers) del(c *command.Ctx) {
 	case !found:
 		c.R.Error(errDelNotFound)
 	case lerr != nil:
-		logFailed(c, lerr)
+		c.LogFailed(lerr)
 	default:
 		c.R.Bool(deleted)
 	}
@@ -687,7 +682,7 @@ func (h *handlers) compact(c *command.Ctx) {
 	case !found:
 		c.R.Error(errCompactNotFound)
 	case lerr != nil:
-		logFailed(c, lerr)
+		c.LogFailed(lerr)
 	default:
 		c.R.OK()
 	}
@@ -755,7 +750,7 @@ func (h *handlers) loadchunk(c *command.Ctx) {
 	case status != "":
 		c.R.Error(status)
 	case lerr != nil:
-		logFailed(c, lerr)
+		c.LogFailed(lerr)
 	default:
 		c.R.OK()
 	}
@@ -813,7 +808,7 @@ func (h *handlers) loadHeaderCommon(c *command.Ctx, key, data []byte, maxFilters
 		case status != "":
 			c.R.Error(status)
 		case lerr != nil:
-			logFailed(c, lerr)
+			c.LogFailed(lerr)
 		default:
 			c.R.OK()
 		}

@@ -137,8 +137,6 @@ func hllError(err error) string {
 	}
 }
 
-func logFailed(c *command.Ctx, err error) { c.R.Error("ERR " + err.Error()) }
-
 // reserveBuf reserves, against maxmemory, the growth of key's memory when
 // out replaces old's bytes (old nil: the key is created), as a sparse→dense
 // promotion does (about 12 KiB). It reports false when refused; the
@@ -219,7 +217,7 @@ func (h *handlers) pfadd(c *command.Ctx) {
 	c.Seq = seq
 	switch {
 	case lerr != nil:
-		logFailed(c, lerr)
+		c.LogFailed(lerr)
 	case status != "":
 		c.R.Error(status)
 	case changed:
@@ -282,7 +280,7 @@ func (h *handlers) pfcount(c *command.Ctx) {
 		})
 		c.Seq = seq
 		if lerr != nil {
-			logFailed(c, lerr)
+			c.LogFailed(lerr)
 			return
 		}
 	}
@@ -377,7 +375,7 @@ func (h *handlers) pfmerge(c *command.Ctx) {
 	c.Seq = seq
 	switch {
 	case lerr != nil:
-		logFailed(c, lerr)
+		c.LogFailed(lerr)
 	case status != "":
 		c.R.Error(status)
 	default:
@@ -475,7 +473,7 @@ func (h *handlers) pfdebug(c *command.Ctx) {
 	c.Seq = seq
 	switch {
 	case lerr != nil:
-		logFailed(c, lerr)
+		c.LogFailed(lerr)
 	case status != "":
 		c.R.Error(status)
 	case kind == "getreg":

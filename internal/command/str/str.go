@@ -181,8 +181,6 @@ func usageOf(key []byte, v keyspace.Value) uint64 {
 	return uint64(len(key)) + v.MemoryUsage()
 }
 
-func logFailed(c *command.Ctx, err error) { c.R.Error("ERR " + err.Error()) }
-
 // GET key
 func get(c *command.Ctx) {
 	c.Store.View(c.Args[1], func(v keyspace.Value) {
@@ -351,7 +349,7 @@ func set(c *command.Ctx) {
 			return
 		}
 		if err := tx.Log(recSet, key, val); err != nil {
-			logFailed(c, err)
+			c.LogFailed(err)
 			return
 		}
 		tx.Set(nv)
@@ -365,7 +363,7 @@ func set(c *command.Ctx) {
 		// The store refused the write before running it (the log is
 		// failed): answer with the reason instead of leaving the client
 		// waiting.
-		logFailed(c, err)
+		c.LogFailed(err)
 	}
 	c.Seq = seq
 }
@@ -392,7 +390,7 @@ func appendCmd(c *command.Ctx) {
 				return
 			}
 			if err := tx.Log(recAppend, key, chunk); err != nil {
-				logFailed(c, err)
+				c.LogFailed(err)
 				return
 			}
 			tx.Set(nv)
@@ -408,7 +406,7 @@ func appendCmd(c *command.Ctx) {
 				return
 			}
 			if err := tx.Log(recAppend, key, chunk); err != nil {
-				logFailed(c, err)
+				c.LogFailed(err)
 				return
 			}
 			n := len(s.B)
@@ -421,7 +419,7 @@ func appendCmd(c *command.Ctx) {
 		// The store refused the write before running it (the log is
 		// failed): answer with the reason instead of leaving the client
 		// waiting.
-		logFailed(c, err)
+		c.LogFailed(err)
 	}
 	c.Seq = seq
 }
@@ -471,7 +469,7 @@ func setRange(c *command.Ctx) {
 			return
 		}
 		if err := tx.Log(recSetRange, key, strconv.AppendInt(nil, off, 10), value); err != nil {
-			logFailed(c, err)
+			c.LogFailed(err)
 			return
 		}
 		if s == nil {
@@ -487,7 +485,7 @@ func setRange(c *command.Ctx) {
 		// The store refused the write before running it (the log is
 		// failed): answer with the reason instead of leaving the client
 		// waiting.
-		logFailed(c, err)
+		c.LogFailed(err)
 	}
 	c.Seq = seq
 }
