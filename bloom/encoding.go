@@ -45,7 +45,7 @@ func checkPrefix(data []byte, kind byte, what string) error {
 		return fmt.Errorf("%w: %s version %d, this package reads version %d", ErrVersion, what, data[4], formatVersion)
 	}
 	if len(data) > 5 && data[5] != kind {
-		return fmt.Errorf("%w: kind %d, want %d (%s)", ErrFormat, data[5], kind, what)
+		return fmt.Errorf("%w: kind %d (%v), want %d (%s)", ErrFormat, data[5], Kind(data[5]), kind, what)
 	}
 	if len(data) < 6 {
 		return errEOF(what)

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 )
 
-// Encodings of the split-block (kind 3), counting (kind 4) and stable
+// Encodings of the split-block (kind 6), counting (kind 4) and stable
 // (kind 5) filters, specified byte by byte in docs/FORMATS.md ("Split-block
 // Bloom filter", "Counting Bloom filter", "Stable Bloom filter"). They share
 // the classic filter's frame: magic "PRBL", version 1, kind, a fixed header
@@ -17,7 +17,7 @@ import (
 // followed by the CRC-32C of the body.
 
 const (
-	kindSBBF     = 3
+	kindSBBF     = 6
 	kindCounting = 4
 	kindStable   = 5
 
@@ -26,27 +26,31 @@ const (
 	stableHeaderLen   = 80
 )
 
-// Kind identifies what a PRBL encoding holds (byte 5 of every encoding of
-// this package).
+// Kind identifies what a PRBL encoding holds (byte 5 of every PRBL
+// encoding). This list is the registry of kinds for every probly package
+// that writes the PRBL frame, so no two formats share a kind.
 type Kind uint8
 
 // The kinds of PRBL encodings.
 const (
 	KindClassic  Kind = 1 // Filter
 	KindScalable Kind = 2 // Scalable
-	KindSBBF     Kind = 3 // SBBF
+	KindCuckoo   Kind = 3 // cuckoo.Filter (package cuckoo decodes it)
 	KindCounting Kind = 4 // Counting
 	KindStable   Kind = 5 // Stable
+	KindSBBF     Kind = 6 // SBBF
 )
 
-// String returns "classic", "scalable", "sbbf", "counting", "stable" or
-// "kind#N".
+// String returns "classic", "scalable", "cuckoo", "counting", "stable",
+// "sbbf" or "kind#N".
 func (k Kind) String() string {
 	switch k {
 	case KindClassic:
 		return "classic"
 	case KindScalable:
 		return "scalable"
+	case KindCuckoo:
+		return "cuckoo"
 	case KindSBBF:
 		return "sbbf"
 	case KindCounting:
@@ -60,7 +64,8 @@ func (k Kind) String() string {
 // PeekKind returns the kind of the encoding data starts with, from its
 // first 6 bytes, without validating the rest: ErrFormat for a wrong magic
 // number or an unknown kind, ErrVersion for another format version,
-// io.ErrUnexpectedEOF for fewer than 6 bytes. Use it to pick the decoder.
+// io.ErrUnexpectedEOF for fewer than 6 bytes. Use it to pick the decoder
+// (KindCuckoo: cuckoo.Filter's UnmarshalBinary or ReadFrom).
 func PeekKind(data []byte) (Kind, error) {
 	n := min(len(data), 4)
 	if string(data[:n]) != magic[:n] {
@@ -73,7 +78,7 @@ func PeekKind(data []byte) (Kind, error) {
 		return 0, errEOF("Bloom filter header")
 	}
 	k := Kind(data[5])
-	if k < KindClassic || k > KindStable {
+	if k < KindClassic || k > KindSBBF {
 		return 0, fmt.Errorf("%w: unknown kind %d", ErrFormat, data[5])
 	}
 	return k, nil
@@ -228,7 +233,7 @@ func checkTargetP(p float64) error {
 	return nil
 }
 
-// ---- split-block (kind 3) ----
+// ---- split-block (kind 6) ----
 
 const whatSBBF = "split-block Bloom filter"
 

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -32,10 +33,10 @@ var (
 // Test vectors, also printed in docs/FORMATS.md.
 const (
 	vectorSBBF = `
-50 52 42 4c 01 03 05 00 08 00 00 00 00 00 00 00
+50 52 42 4c 01 06 05 00 08 00 00 00 00 00 00 00
 00 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00
 03 00 00 00 00 00 00 00 03 00 00 00 00 00 00 00
-9a 99 99 99 99 99 b9 3f 00 00 00 00 28 9b f1 47
+9a 99 99 99 99 99 b9 3f 00 00 00 00 97 8c f8 f8
 04 20 01 00 00 10 02 20 00 20 80 04 00 40 05 00
 00 10 02 02 80 08 00 04 00 01 00 a0 40 04 00 20
 64 f9 7d e0`
@@ -329,7 +330,7 @@ func TestPeekKind(t *testing.T) {
 		{[]byte("XRBL\x01\x01"), ErrFormat},
 		{[]byte("PRBL\x02\x01"), ErrVersion},
 		{[]byte("PRBL\x01\x00"), ErrFormat},
-		{[]byte("PRBL\x01\x06"), ErrFormat},
+		{[]byte("PRBL\x01\x07"), ErrFormat},
 	} {
 		if _, err := PeekKind(c.data); !errors.Is(err, c.want) {
 			t.Errorf("PeekKind(%q): %v, want %v", c.data, err, c.want)
@@ -465,7 +466,8 @@ func TestFamilyDecodeErrors(t *testing.T) {
 		b := unhex(t, vectors[m.kind])
 		copy(b[m.off:], m.val)
 		resealFamily(b)
-		codec := familyCodecs[m.kind-KindSBBF]
+		i := slices.IndexFunc(familyCodecs, func(c familyCodec) bool { return c.kind == m.kind })
+		codec := familyCodecs[i]
 		if _, _, err := codec.decode(b); !errors.Is(err, m.want) {
 			t.Errorf("%s: %v, want %v", m.name, err, m.want)
 		}

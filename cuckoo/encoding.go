@@ -9,8 +9,8 @@ import (
 
 // Encoding (specified byte by byte in docs/FORMATS.md, section "Cuckoo
 // filter"). All integers are little-endian. The layout shares its magic
-// number, version and framing with the bloom package's formats; kind 3 is
-// a cuckoo filter:
+// number, version and framing with the bloom package's formats; kind 3
+// (bloom.KindCuckoo in the registry of kinds) is a cuckoo filter:
 //
 //	0   4  magic "PRBL"            36  4  sub-filters L
 //	4   1  version 1               40  8  items

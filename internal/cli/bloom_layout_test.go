@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/probly/probly/bloom"
+	"github.com/probly/probly/cuckoo"
 )
 
 // TestBloomLayouts builds sbbf and counting filters with the CLI and
@@ -125,5 +126,26 @@ func TestBloomLayouts(t *testing.T) {
 	// Unknown layouts are usage errors naming the supported ones.
 	if code, _, stderr := runCLI(t, "", "bloom", "build", "--layout", "cuckoo", "-n", "10", "-o", filepath.Join(dir, "c.bloom")); code != ExitUsage || !strings.Contains(stderr, "sbbf") {
 		t.Fatalf("unknown layout: %d %q", code, stderr)
+	}
+}
+
+// TestBloomInfoCuckooFile: a cuckoo filter file (PRBL kind 3) is named as
+// such, with a usage error, not taken for another layout or called corrupt.
+func TestBloomInfoCuckooFile(t *testing.T) {
+	f, err := cuckoo.NewWithConfig(cuckoo.Config{Capacity: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(t.TempDir(), "c.cuckoo")
+	if err := os.WriteFile(name, enc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "", "bloom", "info", name)
+	if code == ExitOK || !strings.Contains(stderr, "holds a cuckoo filter") || strings.Contains(stderr, "checksum") {
+		t.Fatalf("bloom info on a cuckoo file: exit %d, %q", code, stderr)
 	}
 }
