@@ -98,8 +98,8 @@ type Filter struct {
 // valid: for example n = 1, p = MinP gives m = 93, k = 64, and n = 1,
 // p = 1e-300 is refused. ClassicSizing is a Sizing.
 func ClassicSizing(n uint64, p float64) (m uint64, k uint32, err error) {
-	if n != 0 && p > 0 && p < MinP {
-		return 0, 0, fmt.Errorf("%w: false-positive rate p must be at least MinP = 2^-64 (%.4g, where k reaches 64 probes), got %v", ErrInvalidParameter, MinP, p)
+	if n != 0 && !(p >= MinP && p < 1) {
+		return 0, 0, fmt.Errorf("%w: false-positive rate p must be in [MinP, 1), MinP = 2^-64 (%.4g, where k reaches 64 probes), got %v", ErrInvalidParameter, MinP, p)
 	}
 	return classicSizing(n, p)
 }

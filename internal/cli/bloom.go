@@ -58,10 +58,10 @@ query, info and merge detect the layout from the file.`,
 				if _, ok := err.(usageError); ok {
 					return err
 				}
-				return usageError{err}
+				return usageError{err: err}
 			}
 			adder := newAddBatcher(buildPathFor(f, many))
-			err = forEachLine(args, cmd.InOrStdin(), cmd.ErrOrStderr(), "adding", adder.add)
+			err = forEachLine(args, cmd.InOrStdin(), cmd.ErrOrStderr(), "adding", false, adder.add)
 			adder.close()
 			if err != nil {
 				return err
@@ -291,7 +291,7 @@ least one key is definitely not in the set (not with --count).`,
 						return err
 					}
 				}
-			} else if err := forEachLine(inputs, cmd.InOrStdin(), cmd.ErrOrStderr(), "querying", test); err != nil {
+			} else if err := forEachLine(inputs, cmd.InOrStdin(), cmd.ErrOrStderr(), "querying", false, test); err != nil {
 				return err
 			}
 			if count {

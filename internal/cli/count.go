@@ -50,9 +50,10 @@ func newCountCmd() *cobra.Command {
 		format    string
 		exact     bool
 		asJSON    bool
+		header    bool
 	)
 	c := &cobra.Command{
-		Use:   "count [--field N --format csv|tsv] [--exact] [--json] [INPUT...]",
+		Use:   "count [--field N --format csv|tsv [--header]] [--exact] [--json] [INPUT...]",
 		Short: "Estimate the number of distinct lines (or CSV/TSV fields) with HyperLogLog",
 		Long: `Count reads every line of the inputs ("-" or none = stdin), or field N of
 every CSV or TSV record, adds it to a HyperLogLog sketch of 2^precision
@@ -65,8 +66,9 @@ value in lines mode. --format csv follows RFC 4180 as encoding/csv reads it
 (quoted fields may hold commas, quotes and newlines; bare quotes are
 tolerated; records may have any number of fields). --format tsv splits each
 line on tabs, without quoting. In csv and tsv modes empty lines are ignored,
-and a record without field N is skipped and reported as skipped. A line or
-CSV record longer than 1 MiB is an error.
+and a record without field N is skipped and reported as skipped. --header
+skips the first line (tsv) or record (csv) of every input, its header row.
+A line or CSV record longer than 1 MiB is an error.
 
 --exact also counts the distinct values exactly, in a hash set of every
 distinct value (about 100 bytes each with Go's overhead: 440 MB for 4.5M
@@ -77,8 +79,8 @@ short names), and prints the estimate's relative error.`,
 			}
 			switch format {
 			case "lines":
-				if field != 0 {
-					return usagef("count: --field needs --format csv or tsv")
+				if field != 0 || header {
+					return usagef("count: --field and --header need --format csv or tsv")
 				}
 			case "csv", "tsv":
 				if field < 0 {
@@ -92,7 +94,7 @@ short names), and prints the estimate's relative error.`,
 			}
 			sk, err := hll.New(uint8(precision))
 			if err != nil {
-				return usageError{err}
+				return usageError{err: err}
 			}
 			res := countResult{Precision: sk.Precision(), Registers: 1 << sk.Precision(), Format: format, Field: field}
 			var seen map[string]struct{}
@@ -110,13 +112,13 @@ short names), and prints the estimate's relative error.`,
 			stdin, stderr := cmd.InOrStdin(), cmd.ErrOrStderr()
 			switch format {
 			case "lines":
-				err = forEachLine(args, stdin, stderr, "counting", func(line []byte) error {
+				err = forEachLine(args, stdin, stderr, "counting", false, func(line []byte) error {
 					res.Records++
 					add(line)
 					return nil
 				})
 			case "tsv":
-				err = forEachLine(args, stdin, stderr, "counting", func(line []byte) error {
+				err = forEachLine(args, stdin, stderr, "counting", header, func(line []byte) error {
 					if len(line) == 0 {
 						return nil
 					}
@@ -129,7 +131,7 @@ short names), and prints the estimate's relative error.`,
 					return nil
 				})
 			case "csv":
-				err = forEachCSVRecord(args, stdin, stderr, "counting", func(rec []string) {
+				err = forEachCSVRecord(args, stdin, stderr, "counting", header, func(rec []string) {
 					res.Records++
 					if field <= len(rec) {
 						add([]byte(rec[field-1]))
@@ -170,6 +172,7 @@ short names), and prints the estimate's relative error.`,
 	c.Flags().StringVar(&format, "format", "lines", "input format: lines, csv or tsv")
 	c.Flags().BoolVar(&exact, "exact", false, "also count exactly in memory and print the estimate's relative error")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().BoolVar(&header, "header", false, "skip the first line or record of every input, a header row (csv, tsv)")
 	return c
 }
 
@@ -244,7 +247,7 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 // or no names means stdin), like forEachLine: a progress bar on stderr
 // when it is a terminal and the input sizes are known. Records never span
 // files. The slice passed to fn is only valid during the call.
-func forEachCSVRecord(names []string, stdin io.Reader, stderr io.Writer, desc string, fn func(rec []string)) error {
+func forEachCSVRecord(names []string, stdin io.Reader, stderr io.Writer, desc string, skipFirst bool, fn func(rec []string)) error {
 	if len(names) == 0 {
 		names = []string{"-"}
 	}
@@ -256,14 +259,14 @@ func forEachCSVRecord(names []string, stdin io.Reader, stderr io.Writer, desc st
 		defer bar.Finish()
 	}
 	for _, n := range names {
-		if err := readCSV(n, stdin, bar, fn); err != nil {
+		if err := readCSV(n, stdin, bar, skipFirst, fn); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func readCSV(name string, stdin io.Reader, bar *progressbar.ProgressBar, fn func(rec []string)) error {
+func readCSV(name string, stdin io.Reader, bar *progressbar.ProgressBar, skipFirst bool, fn func(rec []string)) error {
 	var r io.Reader = stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -293,7 +296,11 @@ func readCSV(name string, stdin io.Reader, bar *progressbar.ProgressBar, fn func
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		fn(rec)
+		if skipFirst {
+			skipFirst = false
+		} else {
+			fn(rec)
+		}
 		bounded.limit = cr.InputOffset() + maxLine + csvReadAhead
 	}
 }

@@ -150,7 +150,7 @@ func TestCountCSV(t *testing.T) {
 	if err := os.WriteFile(p, []byte(sampleCSV), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := forEachCSVRecord([]string{p}, nil, nil, "", func(rec []string) {
+	err := forEachCSVRecord([]string{p}, nil, nil, "", false, func(rec []string) {
 		got = append(got, append([]string(nil), rec...))
 	})
 	if err != nil {
@@ -235,6 +235,32 @@ func TestCountTSV(t *testing.T) {
 	}
 }
 
+// TestCountHeader: --header skips the first line or record of every input
+// (a header row), and only that.
+func TestCountHeader(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.csv")
+	b := filepath.Join(dir, "b.csv")
+	if err := os.WriteFile(a, []byte("id,item\n1,apple\n2,pear\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte("id,item\n3,apple\n4,plum\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := countJSON(t, "", "--format", "csv", "--field", "2", "--header", "--exact", a, b)
+	if r.Records != 4 || *r.Exact != 3 || r.Estimate != 3 {
+		t.Errorf("csv --header: %+v (exact %d), want 4 records, 3 distinct (apple, pear, plum)", r, *r.Exact)
+	}
+	r = countJSON(t, "", "--format", "csv", "--field", "2", "--exact", a, b)
+	if r.Records != 6 || *r.Exact != 4 {
+		t.Errorf("csv without --header: %+v (exact %d), want 6 records, 4 distinct (item counted)", r, *r.Exact)
+	}
+	r = countJSON(t, "name\tn\nx\t1\ny\t2\nx\t3\n", "--format", "tsv", "--header", "--exact")
+	if r.Records != 3 || *r.Exact != 2 {
+		t.Errorf("tsv --header: %+v (exact %d), want 3 records, 2 distinct", r, *r.Exact)
+	}
+}
+
 func TestCountErrors(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing")
@@ -249,6 +275,7 @@ func TestCountErrors(t *testing.T) {
 		{"precision abc", []string{"--precision", "abc"}, ExitUsage},
 		{"unknown format", []string{"--format", "xml"}, ExitUsage},
 		{"field with lines", []string{"--field", "2"}, ExitUsage},
+		{"header with lines", []string{"--header"}, ExitUsage},
 		{"negative field", []string{"--format", "csv", "--field", "-1"}, ExitUsage},
 		{"unknown flag", []string{"--nope"}, ExitUsage},
 		{"missing file", []string{missing}, ExitDataFail},

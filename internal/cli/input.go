@@ -17,7 +17,7 @@ const maxLine = 1 << 20
 // means stdin). Lines are split on '\n'; a trailing '\r' is removed. The
 // slice passed to fn is only valid during the call. A progress bar is drawn
 // on stderr when it is a terminal and the input sizes are known.
-func forEachLine(names []string, stdin io.Reader, stderr io.Writer, desc string, fn func(line []byte) error) error {
+func forEachLine(names []string, stdin io.Reader, stderr io.Writer, desc string, skipFirst bool, fn func(line []byte) error) error {
 	if len(names) == 0 {
 		names = []string{"-"}
 	}
@@ -60,7 +60,12 @@ func forEachLine(names []string, stdin io.Reader, stderr io.Writer, desc string,
 		}
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 64*1024), maxLine)
+		skip := skipFirst
 		for sc.Scan() {
+			if skip {
+				skip = false
+				continue
+			}
 			line := sc.Bytes()
 			if len(line) > 0 && line[len(line)-1] == '\r' {
 				line = line[:len(line)-1]

@@ -33,13 +33,17 @@ const (
 	ExitDataFail = 3
 )
 
-// usageError marks errors caused by how the command was invoked.
-type usageError struct{ err error }
+// usageError marks errors caused by how the command was invoked. shown
+// says the command's usage is already on stderr.
+type usageError struct {
+	err   error
+	shown bool
+}
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+func usagef(format string, a ...any) error { return usageError{err: fmt.Errorf(format, a...)} }
 
 // errAbsent is returned by `bloom query` when a key is definitely absent; it
 // prints nothing more.
@@ -49,7 +53,7 @@ var errAbsent = errors.New("definitely absent")
 func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	switch {
 	case err == nil:
 		return ExitOK
@@ -58,7 +62,11 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "probly:", err)
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	isUsage := errors.As(err, &ue)
+	if isUsage || isCobraUsage(err) {
+		if !ue.shown && cmd != nil {
+			fmt.Fprint(stderr, cmd.UsageString())
+		}
 		return ExitUsage
 	}
 	return ExitDataFail
@@ -127,7 +135,7 @@ func requireSubcommand(c *cobra.Command, bareHelp bool) {
 		}
 		fmt.Fprint(cmd.ErrOrStderr(), cmd.UsageString())
 		if len(args) == 0 {
-			return usagef("missing sub-command for %q", cmd.CommandPath())
+			return usageError{fmt.Errorf("missing sub-command for %q", cmd.CommandPath()), true}
 		}
 		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
 		if cmd.SuggestionsMinimumDistance <= 0 {
@@ -136,7 +144,7 @@ func requireSubcommand(c *cobra.Command, bareHelp bool) {
 		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
 		}
-		return usageError{errors.New(msg)}
+		return usageError{errors.New(msg), true}
 	}
 }
 
@@ -152,7 +160,7 @@ func newHelpCmd() *cobra.Command {
 			cmd, rest, err := c.Root().Find(args)
 			if err != nil || cmd == nil || len(rest) > 0 {
 				fmt.Fprint(c.ErrOrStderr(), c.Root().UsageString())
-				return usagef("unknown help topic %q", strings.Join(args, " "))
+				return usageError{fmt.Errorf("unknown help topic %q", strings.Join(args, " ")), true}
 			}
 			cmd.InitDefaultHelpFlag()
 			return cmd.Help()

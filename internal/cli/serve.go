@@ -37,7 +37,7 @@ func newServeCmd() *cobra.Command {
 	var protected string
 	c := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the Redis-protocol server (RedisBloom-compatible BF.*)",
+		Short: "Run the Redis-protocol server (RedisBloom-compatible BF.* and CF.*, Redis PF* HyperLogLog)",
 		Long: `serve listens for RESP2/RESP3 clients (redis-cli, go-redis, …) and keeps its
 data in --dir: an append-only file replayed at start, plus snapshots written
 by SAVE/BGSAVE and automatically (--save, --auto-aof-rewrite-*). SIGINT/SIGTERM
