@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// familyFilter is what the statistical tests need of the SBBF and the
-// counting filter.
+// familyFilter is what the statistical tests need of the classic, SBBF
+// and counting filters.
 type familyFilter interface {
 	Add([]byte)
 	Test([]byte) bool
@@ -19,6 +19,10 @@ type familyFilter interface {
 type sbbfAdder struct{ *SBBF }
 
 func (s sbbfAdder) Add(k []byte) { s.SBBF.Add(k) }
+
+type classicAdder struct{ *Filter }
+
+func (c classicAdder) Add(k []byte) { c.Filter.Add(k) }
 
 // familyLayouts builds each layout for n keys at rate p and returns the
 // expected false-positive rate of the sized filter after n keys by the
@@ -32,6 +36,15 @@ var familyLayouts = []struct {
 		"sbbf",
 		func(t testing.TB, n uint64, p float64) familyFilter { return sbbfAdder{mustSBBF(t, n, p)} },
 		func(f familyFilter, n uint64) float64 { return SBBFFalsePositiveRate(f.(sbbfAdder).Blocks(), n) },
+	},
+	{
+		"classic",
+		func(t testing.TB, n uint64, p float64) familyFilter { return classicAdder{mustNew(t, n, p)} },
+		func(f familyFilter, n uint64) float64 {
+			c := f.(classicAdder)
+			k, m := float64(c.K()), float64(c.M())
+			return math.Pow(1-math.Exp(-k*float64(n)/m), k)
+		},
 	},
 	{
 		"counting",
@@ -75,8 +88,8 @@ func checkFPR(t *testing.T, f familyFilter, expected, p float64, fp, probes uint
 	}
 }
 
-// TestFamilyFalsePositiveRate measures the SBBF's and the counting
-// filter's false-positive rates at p = 0.1, 0.01 and 0.001 on unique,
+// TestFamilyFalsePositiveRate measures the SBBF's, the classic and the
+// counting filter's false-positive rates at p = 0.1, 0.01 and 0.001 on unique,
 // structured keys (members 0 … n−1 of a family, probes n … n+probes−1),
 // with at least 100/p probes.
 func TestFamilyFalsePositiveRate(t *testing.T) {
@@ -118,11 +131,12 @@ func TestFamilyFalsePositiveRate(t *testing.T) {
 }
 
 // TestRealNamesFamily repeats the measurement on the 4.5M npm package names
-// (scripts/fetch-data.sh; skipped when absent, in -short mode and under the
-// race detector): the names at even lines are the members (2.25M), the
-// names at odd lines (distinct from them: the list has no duplicates) are
-// the probes, so every one of the 4.5M names is used. No member may test
-// absent.
+// for all five layouts at p = 0.1, 0.01 and 0.001 (scripts/fetch-data.sh;
+// skipped when absent, in -short mode and under the race detector): the
+// names at even lines are the members (2.25M), the names at odd lines
+// (distinct from them: the list has no duplicates) are the probes, so every
+// one of the 4.5M names is used. No member may test absent, except in the
+// stable filter, which forgets old items by design.
 func TestRealNamesFamily(t *testing.T) {
 	data, err := os.ReadFile("../data/names.txt")
 	if err != nil {
@@ -147,17 +161,19 @@ func TestRealNamesFamily(t *testing.T) {
 		for _, p := range []float64{0.1, 0.01, 0.001} {
 			t.Run(fmt.Sprintf("%s/p=%g", layout.name, p), func(t *testing.T) {
 				f := layout.build(t, n, p)
-				if s, ok := f.(sbbfAdder); ok {
-					s.AddMany(members)
-				} else {
-					f.(*Counting).AddMany(members)
-				}
 				var out []bool
 				switch g := f.(type) {
 				case sbbfAdder:
+					g.AddMany(members)
+					out = g.TestMany(members, out)
+				case classicAdder:
+					g.AddMany(members)
 					out = g.TestMany(members, out)
 				case *Counting:
+					g.AddMany(members)
 					out = g.TestMany(members, out)
+				default:
+					t.Fatalf("layout %s: no batch form", layout.name)
 				}
 				for i, ok := range out {
 					if !ok {
@@ -173,5 +189,84 @@ func TestRealNamesFamily(t *testing.T) {
 				checkFPR(t, f, layout.expected(f, n), p, fp, uint64(len(probes)))
 			})
 		}
+	}
+	for _, p := range []float64{0.1, 0.01, 0.001} {
+		t.Run(fmt.Sprintf("scalable/p=%g", p), func(t *testing.T) {
+			realNamesScalable(t, members, probes, p)
+		})
+		t.Run(fmt.Sprintf("stable/p=%g", p), func(t *testing.T) {
+			realNamesStable(t, members, probes, p)
+		})
+	}
+}
+
+// realNamesScalable fills a scalable filter that starts at 1/100 of the
+// members (growth 2, tightening 0.5, so it grows through about eight
+// sub-filters) and checks: no false negative, the measured rate inside the
+// 99.9% interval of the chain's own compound rate 1 − Π(1 − fill_i^k_i),
+// and that rate at most the bound p/(1 − r).
+func realNamesScalable(t *testing.T, members, probes [][]byte, p float64) {
+	s := mustScalable(t, ScalableConfig{Capacity: uint64(len(members)) / 100, ErrorRate: p, Growth: 2, Tightening: 0.5})
+	for _, k := range members {
+		if _, err := s.Add(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range members {
+		if !s.Test(k) {
+			t.Fatalf("false negative for member %q", k)
+		}
+	}
+	var fp uint64
+	for _, k := range probes {
+		if s.Test(k) {
+			fp++
+		}
+	}
+	q := s.EstimatedFPR()
+	measured := float64(fp) / float64(len(probes))
+	half := 3.29 * math.Sqrt(q*(1-q)/float64(len(probes)))
+	t.Logf("%d links, %d bytes (%.2f bits/key): compound %.6f, measured %.6f (%d/%d) ± %.6f, bound %.6f",
+		s.NumLinks(), s.SizeBytes(), 8*float64(s.SizeBytes())/float64(len(members)), q, measured, fp, len(probes), half, p/(1-0.5))
+	if math.Abs(measured-q) > half {
+		t.Errorf("measured FPR %.6f outside the 99.9%% interval %.6f ± %.6f", measured, q, half)
+	}
+	if q > p/(1-0.5) {
+		t.Errorf("compound FPR %.6f above the bound p/(1-r) = %.6f", q, p/(1-0.5))
+	}
+}
+
+// realNamesStable streams the members through a stable filter of 100,000
+// cells of 3 bits (far fewer cells than members, so it reaches its stable
+// point) and checks the measured rate on the probes inside the 99.9%
+// interval of its own current rate fill^k, and that rate within 30% of the
+// stable-point rate (as TestStableStablePointFPR). Old members may test
+// absent: false negatives are the stable filter's documented design.
+func realNamesStable(t *testing.T, members, probes [][]byte, p float64) {
+	s := mustStable(t, 100_000, 3, p)
+	s.SetRandSeed(1)
+	for _, k := range members {
+		s.Add(k)
+	}
+	if !s.Test(members[len(members)-1]) {
+		t.Fatal("the newest member tests absent")
+	}
+	var fp uint64
+	for _, k := range probes {
+		if s.Test(k) {
+			fp++
+		}
+	}
+	st := s.Stats()
+	q, fps := st.EstimatedFPR, s.StablePointFPR()
+	measured := float64(fp) / float64(len(probes))
+	half := 3.29 * math.Sqrt(q*(1-q)/float64(len(probes)))
+	t.Logf("k=%d fill=%.4f: stable point %.6f, fill^k %.6f, measured %.6f (%d/%d) ± %.6f",
+		st.K, st.FillRatio, fps, q, measured, fp, len(probes), half)
+	if math.Abs(measured-q) > half {
+		t.Errorf("measured FPR %.6f outside the 99.9%% interval %.6f ± %.6f", measured, q, half)
+	}
+	if math.Abs(q-fps)/fps > 0.3 {
+		t.Errorf("fill^k %.6f far from the stable point %.6f", q, fps)
 	}
 }
