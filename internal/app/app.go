@@ -164,6 +164,10 @@ func Run(ctx context.Context, o Options) error {
 
 	start := time.Now()
 	var records int
+	// No single allocation may ask for more than the process can have:
+	// refusing it is an error reply (or a refused recovery), where the
+	// allocation would be a fatal out-of-memory error.
+	command.SetAllocLimit(availableMemory())
 	replay := Replayer(table, cfg, store)
 	db, err := persist.Open(persist.Options{Dir: o.Dir, Fsync: o.AppendFsync, Logger: log,
 		// Redis's AOF buffer: the server writes it once per batch (Wait).
@@ -247,6 +251,11 @@ func Replayer(table *command.Table, cfg *config.Registry, store *keyspace.Store)
 		if spec == nil {
 			return fmt.Errorf("app: log record for unknown command %q", args[0])
 		}
+		if len(spec.Subcommands) > 0 || spec.Handler == nil || spec.Flags&command.FlagAdmin != 0 {
+			// CONFIG, SAVE, DEBUG …: never logged, so the file was not
+			// written by probly (and CONFIG's own Handler is nil).
+			return fmt.Errorf("app: log record for %q, a command that is never logged", spec.Name)
+		}
 		if !command.CheckArity(spec.Arity, len(args)) {
 			return fmt.Errorf("app: log record %q has %d arguments", spec.Name, len(args))
 		}
@@ -258,6 +267,10 @@ func Replayer(table *command.Table, cfg *config.Registry, store *keyspace.Store)
 			return err
 		}
 		if msg, ok := replyError(buf.Bytes()); ok {
+			if msg == command.ErrOOM {
+				// Replay ignores maxmemory: only the allocation limit refuses.
+				return fmt.Errorf("app: replaying %q needs more memory than this process can have (%d bytes available)", spec.Name, command.AllocLimit())
+			}
 			return fmt.Errorf("app: replaying %q failed: %s", spec.Name, msg)
 		}
 		return nil

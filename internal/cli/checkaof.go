@@ -93,6 +93,11 @@ func checkAOFDir(out io.Writer, dir string, fix bool) error {
 			fmt.Fprintln(out, "ok: the data directory starts cleanly")
 			return nil
 		}
+		if r.SnapshotErr != nil {
+			// --fix cannot repair a snapshot: only a backup can.
+			fmt.Fprintf(out, "dump.pdb is damaged: --fix cannot repair it; restore %s from a backup (see docs/OPERATIONS.md, backup and restore)\n", r.Snapshot)
+			return errDamaged
+		}
 		fmt.Fprintf(out, "run `probly check-aof --fix --dir %s` to truncate the log to the last good record (backups are kept as *.bak)\n", dir)
 		return errDamaged
 	}

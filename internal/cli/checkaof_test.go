@@ -129,3 +129,25 @@ func TestCheckAOFUsageAndLock(t *testing.T) {
 		t.Fatalf("check (read-only) on a directory in use: exit %d", code)
 	}
 }
+
+// TestCheckAOFDamagedSnapshot: a damaged dump.pdb is reported with the
+// remedy that works (a backup), not with --fix, which cannot repair it.
+func TestCheckAOFDamagedSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	db, err := persist.Open(persist.Options{Dir: dir, Fsync: persist.FsyncNo}, app.Decode,
+		func(string, keyspace.Value) error { return nil }, func([][]byte) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Snapshot(keyspace.New(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	damageAt(t, filepath.Join(dir, "dump.pdb"), 10)
+	code, out, stderr := runCLI(t, "", "check-aof", "--dir", dir)
+	if code == ExitOK || !strings.Contains(out, "dump.pdb is damaged") || !strings.Contains(out, "backup") || strings.Contains(out, "run `probly check-aof --fix") {
+		t.Fatalf("damaged snapshot: exit %d\n%s%s", code, out, stderr)
+	}
+}

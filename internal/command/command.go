@@ -6,6 +6,7 @@ package command
 
 import (
 	"strings"
+	"sync/atomic"
 
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
@@ -127,13 +128,30 @@ const ErrOOM = "OOM command not allowed when used memory > 'maxmemory'."
 // ErrOOM. The reservation ends when the handler returns (the growth is in
 // Store.Used by then). Reserve always admits n = 0, replayed records
 // (Replay: they were accepted when written) and calls without a server
-// (ReserveMem nil).
+// (ReserveMem nil), except that it refuses any n above AllocLimit, live or
+// replayed: such an allocation cannot succeed and would end the process
+// with a fatal out-of-memory error instead of an error reply.
 func (c *Ctx) Reserve(n uint64) bool {
+	if l := allocLimit.Load(); l > 0 && n > l {
+		return false
+	}
 	if n == 0 || c.Replay || c.ReserveMem == nil {
 		return true
 	}
 	return c.ReserveMem(n)
 }
+
+var allocLimit atomic.Uint64
+
+// SetAllocLimit sets the largest growth one command may reserve whatever
+// maxmemory and the per-filter budgets say (0 = none, the default): the
+// server sets it at start to the memory available to the process (cgroup
+// limit or RAM). It is process-wide because that memory is. Safe for
+// concurrent use.
+func SetAllocLimit(n uint64) { allocLimit.Store(n) }
+
+// AllocLimit returns the value SetAllocLimit set.
+func AllocLimit() uint64 { return allocLimit.Load() }
 
 // Conn is per-connection state.
 type Conn struct {

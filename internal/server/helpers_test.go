@@ -69,6 +69,19 @@ type fakePersist struct {
 	bgsnaps    int
 	last       time.Time
 	waitErr    error // returned by Wait
+	// lateRival makes the next Snapshot/BGSnapshot lose the race with a
+	// snapshot that started after the server's InProgress check.
+	lateRival bool
+}
+
+// rival reports the persist layer's own in-progress error once, as a
+// snapshot started between InProgress and the call would (p.mu held).
+func (p *fakePersist) rival() error {
+	if !p.lateRival {
+		return nil
+	}
+	p.lateRival, p.inProgress = false, true
+	return errors.New("persist: snapshot already in progress")
 }
 
 func (p *fakePersist) Wait(seq uint64) error {
@@ -92,6 +105,9 @@ func (p *fakePersist) Snapshot(*keyspace.Store) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.snaps++
+	if err := p.rival(); err != nil {
+		return err
+	}
 	return p.snapErr
 }
 
@@ -99,7 +115,7 @@ func (p *fakePersist) BGSnapshot(*keyspace.Store) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.bgsnaps++
-	return nil
+	return p.rival()
 }
 
 func (p *fakePersist) InProgress() bool {

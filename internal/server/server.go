@@ -504,7 +504,17 @@ func (s *Server) Save() error {
 	if s.persist.InProgress() {
 		return errors.New(errBGSaveRunning)
 	}
-	return s.persist.Snapshot(s.store)
+	return s.busy(s.persist.Snapshot(s.store))
+}
+
+// busy turns the failure of a snapshot that lost the race with another
+// one (an automatic snapshot that started after the InProgress check) into
+// Redis's reply for a running background save.
+func (s *Server) busy(err error) error {
+	if err != nil && s.persist.InProgress() {
+		return errors.New(errBGSaveRunning)
+	}
+	return err
 }
 
 // BGSave starts a background snapshot.
@@ -515,7 +525,7 @@ func (s *Server) BGSave() error {
 	if s.persist.InProgress() {
 		return errors.New(errBGSaveRunning)
 	}
-	return s.persist.BGSnapshot(s.store)
+	return s.busy(s.persist.BGSnapshot(s.store))
 }
 
 // LastSave returns the unix time of the last successful snapshot (the

@@ -648,6 +648,18 @@ func TestSaveCommands(t *testing.T) {
 			t.Errorf("%q: got %q want %q", c.args, got, c.want)
 		}
 	}
+	for _, cmd := range []string{"BGSAVE", "SAVE"} {
+		// An automatic snapshot starts between the check and the call.
+		p.mu.Lock()
+		p.lateRival = true
+		p.mu.Unlock()
+		if got := r.do(cmd); got != "-ERR Background save already in progress\r\n" {
+			t.Fatalf("%s losing the race with an automatic snapshot = %q", cmd, got)
+		}
+		p.mu.Lock()
+		p.inProgress = false
+		p.mu.Unlock()
+	}
 	p.mu.Lock()
 	p.inProgress, p.snapErr = true, nil
 	p.mu.Unlock()
