@@ -90,7 +90,7 @@ func checkAOFDir(out io.Writer, dir string, fix bool) error {
 	printReport(out, r)
 	if !fix {
 		if r.OK() {
-			fmt.Fprintln(out, "ok: the data directory starts cleanly")
+			fmt.Fprintln(out, "ok: the data directory starts cleanly (as far as framing and checksums tell: records are applied only by the server's start)")
 			return nil
 		}
 		if r.SnapshotErr != nil {

@@ -290,7 +290,9 @@ func Fix(dir string, decode Decoder) ([]FixAction, *CheckReport, error) {
 		return nil, nil, err
 	}
 	if r.SnapshotErr != nil {
-		return nil, r, fmt.Errorf("%w: %s is damaged (%v); restore dump.pdb from a backup taken after the same or a later snapshot; the AOF generations after it are kept and replay on top of it (moving dump.pdb away does not help once earlier AOF generations were compacted)", ErrUnfixable, r.Snapshot, r.SnapshotErr)
+		// r.SnapshotErr already carries the remedy (see the snapshot
+		// decoder's error), so it is not repeated here.
+		return nil, r, fmt.Errorf("%w: %s is damaged: %v", ErrUnfixable, r.Snapshot, r.SnapshotErr)
 	}
 	cut := -1 // index in r.Files of the first damaged file
 	for i, f := range r.Files {
