@@ -62,8 +62,7 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "probly:", err)
 	var ue usageError
-	isUsage := errors.As(err, &ue)
-	if isUsage || isCobraUsage(err) {
+	if errors.As(err, &ue) || isCobraUsage(err) {
 		if !ue.shown && cmd != nil {
 			fmt.Fprint(stderr, cmd.UsageString())
 		}
