@@ -22,12 +22,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/follow"
 	"github.com/probly/probly/internal/metrics"
 )
@@ -483,31 +483,13 @@ func TestIsLoopback(t *testing.T) {
 	}
 }
 
-// syncBuf is a goroutine-safe log sink.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // No log line, at any level, carries a key's or a value's content: a
 // session of commands (successes, errors, protocol errors, snapshots, a
 // restart with recovery) with distinctive keys and values is logged at
 // debug level and the log is searched for them.
 func TestNoKeyOrValueInLogs(t *testing.T) {
 	const secret = "Zq7SECRETx"
-	logs := &syncBuf{}
+	logs := &commandtest.LogSink{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	dir := t.TempDir()
 	ctx := context.Background()

@@ -9,32 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/follow"
 )
 
-// syncBuf is a goroutine-safe log sink.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func debugLogger(w *syncBuf) *slog.Logger {
+func debugLogger(w *commandtest.LogSink) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
@@ -91,7 +73,7 @@ func TestCheckProtectedMode(t *testing.T) {
 // every retry), while the keys answer maybe; the URL's credentials appear
 // in neither.
 func TestUnreachableNATS(t *testing.T) {
-	logs := &syncBuf{}
+	logs := &commandtest.LogSink{}
 	n := openNodeLog(t, t.TempDir(), `{"url": "nats://probly:pw-Zq7SECRETx@127.0.0.1:1", "stream": "USERS",
 	  "keys": [{"key": "users", "type": "bf", "add": ["users.created"]}]}`, debugLogger(logs))
 	defer n.close()
@@ -134,7 +116,7 @@ func TestUnreachableNATS(t *testing.T) {
 // position key and items carrying a secret.
 func TestNoKeyOrValueInFollowLogs(t *testing.T) {
 	const secret = "Zq7SECRETx"
-	logs := &syncBuf{}
+	logs := &commandtest.LogSink{}
 	ns := startNATS(t)
 	dir := t.TempDir()
 	cfgJSON := fmt.Sprintf(`{"url": %q, "stream": "USERS", "position_key": "pos-%[2]s",

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/command/generic"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
@@ -128,38 +128,20 @@ func (p *fakePersist) LastSaveOK() bool    { return true }
 func (p *fakePersist) AOFSize() int64      { return 1234 }
 func (p *fakePersist) Changes() uint64     { return 7 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type env struct {
 	srv   *Server
 	addr  string
 	store *keyspace.Store
 	log   *fakeLog
 	cfg   *config.Registry
-	logs  *syncBuffer
+	logs  *commandtest.LogSink
 }
 
 // start runs a server on 127.0.0.1:0 with the generic commands, a test
 // config parameter pair and any extra specs; tweak adjusts the options.
 func start(t *testing.T, tweak func(*Options), extra ...*command.Spec) *env {
 	t.Helper()
-	e := &env{log: &fakeLog{}, cfg: config.New(), logs: &syncBuffer{}}
+	e := &env{log: &fakeLog{}, cfg: config.New(), logs: &commandtest.LogSink{}}
 	e.store = keyspace.New(e.log)
 	e.cfg.Register(config.Param{Name: "bf-error-rate", Default: "0.01", Set: func(s string) error {
 		f, err := strconv.ParseFloat(s, 64)

@@ -18,6 +18,7 @@ import (
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/bf"
 	"github.com/probly/probly/internal/command/cf"
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/command/generic"
 	"github.com/probly/probly/internal/command/pf"
 	"github.com/probly/probly/internal/command/str"
@@ -38,7 +39,7 @@ const (
 // CF, HLL) and maxmemory 20mb.
 func startFull(t *testing.T) *env {
 	t.Helper()
-	e := &env{log: &fakeLog{}, cfg: config.New(), logs: &syncBuffer{}}
+	e := &env{log: &fakeLog{}, cfg: config.New(), logs: &commandtest.LogSink{}}
 	e.store = keyspace.New(e.log)
 	table := command.NewTable()
 	generic.Register(table, e.cfg)

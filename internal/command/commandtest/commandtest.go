@@ -1,7 +1,8 @@
 // Package commandtest holds the test harness shared by the command-family
 // packages (bf, cf, pf, str): a dispatcher that runs one command the way
-// the server does, an argument-vector builder, and a recording
-// keyspace.Logger. It is meant for tests only.
+// the server does, an argument-vector builder, a recording
+// keyspace.Logger, the redis-server helpers of the differential tests and
+// a goroutine-safe log sink (LogSink). It is meant for tests only.
 package commandtest
 
 import (
@@ -241,4 +242,26 @@ func CheckReserve(t testing.TB, tab *command.Table, store *keyspace.Store, cfg *
 	if got, want := store.Used(), store.MemoryUsage(); got != want {
 		t.Fatalf("Used %d, MemoryUsage %d", got, want)
 	}
+}
+
+// LogSink is a goroutine-safe io.Writer that keeps everything written to
+// it, for the slog handlers of servers under test (which log from many
+// goroutines). The zero value is ready to use.
+type LogSink struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p; it never fails.
+func (s *LogSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns everything written so far.
+func (s *LogSink) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
