@@ -21,14 +21,8 @@ RPORT=${RPORT:-16394}
 PPORT=${PPORT:-16395}
 APORT=${APORT:-16396}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-TMP=$(mktemp -d /tmp/probly-hllbench.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+. "$ROOT/bench/scripts/lib.sh"
+bench_tmp probly-hllbench
 
 (cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
 mkdir -p "$TMP/redis" "$TMP/redis-aof" "$TMP/probly"
@@ -38,22 +32,8 @@ redis-server --port "$APORT" --bind 127.0.0.1 --save '' --appendonly yes --appen
 PIDS+=($!)
 "$TMP/bin/probly" serve --addr "127.0.0.1:$PPORT" --dir "$TMP/probly" --metrics-addr off --save '' >"$TMP/probly.log" 2>&1 &
 PIDS+=($!)
-for port in "$RPORT" "$PPORT" "$APORT"; do
-	for i in $(seq 300); do
-		redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break
-		if [ "$i" = 300 ]; then echo "server on port $port did not start:" >&2; cat "$TMP"/*.log >&2; exit 1; fi
-		sleep 0.1
-	done
-done
-
-run() {
-	local name=$1 port=$2 pipe=$3 n=$4
-	shift 4
-	redis-benchmark -p "$port" -c 50 -n "$n" -P "$pipe" -r 1000000 --csv "$@" |
-		tail -n +2 | tr -d '"' | while IFS=, read -r _ rps avg min p50 p95 p99 max; do
-		echo "$round,$name,$pipe,$1,$rps,$avg,$min,$p50,$p95,$p99,$max"
-	done
-}
+wait_ping "$RPORT" "$PPORT" "$APORT"
+run() { bench_run "$@"; }
 
 echo "round,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms"
 for round in $(seq "$ROUNDS"); do

@@ -27,14 +27,8 @@ ROUNDS=${1:-3}
 N1=${N1:-200000}   # requests per test at -P 1
 N16=${N16:-1000000} # requests per test at -P 16
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-TMP=$(mktemp -d /tmp/probly-srvbench.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+. "$ROOT/bench/scripts/lib.sh"
+bench_tmp probly-srvbench
 
 (cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
 
@@ -64,26 +58,13 @@ if [ -n "${PROBLY_BASE:-}" ]; then
 	PORTS+=(16393)
 	PROBLYS+=(probly-base:16393)
 fi
-for port in "${PORTS[@]}"; do
-	for i in $(seq 300); do
-		redis-cli -p $port PING 2>/dev/null | grep -q PONG && break
-		if [ "$i" = 300 ]; then echo "server on port $port did not start:" >&2; cat "$TMP"/*.log >&2; exit 1; fi
-		sleep 0.1
-	done
-done
+wait_ping "${PORTS[@]}"
 for sp in "${PROBLYS[@]}"; do
 	redis-cli -p "${sp#*:}" BF.RESERVE bf 0.01 10000000 >/dev/null
 done
 
-# run SERVER PORT PIPELINE N CMD...
-run() {
-	local name=$1 port=$2 pipe=$3 n=$4
-	shift 4
-	redis-benchmark -p "$port" -c 50 -n "$n" -P "$pipe" -r 1000000 --csv "$@" |
-		tail -n +2 | tr -d '"' | while IFS=, read -r _ rps avg min p50 p95 p99 max; do
-		echo "$round,$name,$pipe,$1,$rps,$avg,$min,$p50,$p95,$p99,$max"
-	done | tee -a "$TMP/out.csv"
-}
+# run SERVER PORT PIPELINE N CMD...: bench_run, also kept for the summary.
+run() { bench_run "$@" | tee -a "$TMP/out.csv"; }
 
 echo "round,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms" | tee "$TMP/out.csv"
 for round in $(seq "$ROUNDS"); do

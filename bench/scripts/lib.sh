@@ -1,0 +1,43 @@
+# Shared by server.sh and hll_server.sh (source it, do not run it): a
+# temporary folder cleaned up on exit with every server started, a wait
+# for servers to answer PING, and one redis-benchmark test as CSV rows.
+
+# bench_tmp PREFIX: sets TMP to a new temporary folder and PIDS to an empty
+# list; on exit, kills every PID in PIDS and removes TMP.
+bench_tmp() {
+	TMP=$(mktemp -d "/tmp/$1.XXXXXX")
+	PIDS=()
+	trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$TMP"
+}
+
+# wait_ping PORT...: waits up to 30 s for each server to answer PING; if one
+# does not, prints every log in TMP and exits 1.
+wait_ping() {
+	local port i
+	for port in "$@"; do
+		for i in $(seq 300); do
+			redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break
+			if [ "$i" = 300 ]; then echo "server on port $port did not start:" >&2; cat "$TMP"/*.log >&2; exit 1; fi
+			sleep 0.1
+		done
+	done
+}
+
+# bench_run SERVER PORT PIPELINE N CMD...: one redis-benchmark test (50
+# clients, random keys in 1M) printed as rows of
+# round,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms
+# ($round is the caller's).
+bench_run() {
+	local name=$1 port=$2 pipe=$3 n=$4
+	shift 4
+	redis-benchmark -p "$port" -c 50 -n "$n" -P "$pipe" -r 1000000 --csv "$@" |
+		tail -n +2 | tr -d '"' | while IFS=, read -r _ rps avg min p50 p95 p99 max; do
+		echo "$round,$name,$pipe,$1,$rps,$avg,$min,$p50,$p95,$p99,$max"
+	done
+}
