@@ -658,6 +658,18 @@ func TestEverySecFsyncs(t *testing.T) {
 	}
 }
 
+// swapFile makes db write to f (with both of its locks held, as the
+// writer expects) and returns the file it wrote to before.
+func swapFile(db *DB, f *os.File) *os.File {
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	old := db.f
+	db.f = f
+	return old
+}
+
 // TestAppendWriteErrorReturned: a failed append (ENOSPC) is returned,
 // every later write is refused (WriteGate and Append) until a snapshot
 // covers memory, and then writes resume; recovery sees the write that the
@@ -673,12 +685,7 @@ func TestAppendWriteErrorReturned(t *testing.T) {
 	if err := db.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	db.wmu.Lock()
-	db.mu.Lock()
-	real := db.f
-	db.f = full
-	db.mu.Unlock()
-	db.wmu.Unlock()
+	real := swapFile(db, full)
 	// Like BF.ADD: memory changes, then the record fails; the write
 	// error shows at Wait (Append only buffers the record).
 	seq, err := s.Update([]byte("b"), func(tx *keyspace.Txn) {
@@ -694,11 +701,7 @@ func TestAppendWriteErrorReturned(t *testing.T) {
 	if err := db.Wait(seq); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("second Wait for the dropped record = %v, want ENOSPC", err)
 	}
-	db.wmu.Lock()
-	db.mu.Lock()
-	db.f = real
-	db.mu.Unlock()
-	db.wmu.Unlock()
+	swapFile(db, real)
 	full.Close()
 	if err := db.WriteGate(); !errors.Is(err, ErrOutOfSync) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("WriteGate after a failed append = %v", err)
@@ -741,18 +744,9 @@ func TestUnbufferedAppendWrites(t *testing.T) {
 	if err != nil {
 		t.Skip("no /dev/full:", err)
 	}
-	db.wmu.Lock()
-	db.mu.Lock()
-	real := db.f
-	db.f = full
-	db.mu.Unlock()
-	db.wmu.Unlock()
+	real := swapFile(db, full)
 	_, err = db.Append([][]byte{[]byte("SET"), []byte("b"), []byte("2")})
-	db.wmu.Lock()
-	db.mu.Lock()
-	db.f = real
-	db.mu.Unlock()
-	db.wmu.Unlock()
+	swapFile(db, real)
 	full.Close()
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Append to a full disk = %v, want ENOSPC", err)
