@@ -57,6 +57,20 @@ var familyLayouts = []struct {
 	},
 }
 
+// halfWidth999 is the half-width of the 99.9% binomial interval (normal
+// approximation, z = 3.29) around a rate q measured on n probes.
+func halfWidth999(q float64, n uint64) float64 { return 3.29 * math.Sqrt(q*(1-q)/float64(n)) }
+
+// falsePositives counts the probes test answers "maybe" for.
+func falsePositives(test func([]byte) bool, probes [][]byte) (fp uint64) {
+	for _, k := range probes {
+		if test(k) {
+			fp++
+		}
+	}
+	return fp
+}
+
 // checkFPR compares a measured false-positive count with the filter's own
 // conditional rate (Stats.EstimatedFPR: the block-aware rate given the
 // bits for the SBBF, fill^k of nonzero counters for the counting filter)
@@ -68,7 +82,7 @@ func checkFPR(t *testing.T, f familyFilter, expected, p float64, fp, probes uint
 	st := f.Stats()
 	q := st.EstimatedFPR
 	measured := float64(fp) / float64(probes)
-	half := 3.29 * math.Sqrt(q*(1-q)/float64(probes))
+	half := halfWidth999(q, probes)
 	t.Logf("m=%d k=%d bytes=%d (%.2f bits/key) fill=%.4f: own formula %.6f, expected %.6f, measured %.6f (%d/%d) ± %.6f",
 		st.M, st.K, st.Bytes, 8*float64(st.Bytes)/float64(st.N), st.FillRatio, q, expected, measured, fp, probes, half)
 	if math.Abs(measured-q) > half {
@@ -180,13 +194,7 @@ func TestRealNamesFamily(t *testing.T) {
 						t.Fatalf("false negative for member %q", members[i])
 					}
 				}
-				var fp uint64
-				for _, k := range probes {
-					if f.Test(k) {
-						fp++
-					}
-				}
-				checkFPR(t, f, layout.expected(f, n), p, fp, uint64(len(probes)))
+				checkFPR(t, f, layout.expected(f, n), p, falsePositives(f.Test, probes), uint64(len(probes)))
 			})
 		}
 	}
@@ -217,15 +225,10 @@ func realNamesScalable(t *testing.T, members, probes [][]byte, p float64) {
 			t.Fatalf("false negative for member %q", k)
 		}
 	}
-	var fp uint64
-	for _, k := range probes {
-		if s.Test(k) {
-			fp++
-		}
-	}
+	fp := falsePositives(s.Test, probes)
 	q := s.EstimatedFPR()
 	measured := float64(fp) / float64(len(probes))
-	half := 3.29 * math.Sqrt(q*(1-q)/float64(len(probes)))
+	half := halfWidth999(q, uint64(len(probes)))
 	t.Logf("%d links, %d bytes (%.2f bits/key): compound %.6f, measured %.6f (%d/%d) ± %.6f, bound %.6f",
 		s.NumLinks(), s.SizeBytes(), 8*float64(s.SizeBytes())/float64(len(members)), q, measured, fp, len(probes), half, p/(1-0.5))
 	if math.Abs(measured-q) > half {
@@ -251,16 +254,11 @@ func realNamesStable(t *testing.T, members, probes [][]byte, p float64) {
 	if !s.Test(members[len(members)-1]) {
 		t.Fatal("the newest member tests absent")
 	}
-	var fp uint64
-	for _, k := range probes {
-		if s.Test(k) {
-			fp++
-		}
-	}
+	fp := falsePositives(s.Test, probes)
 	st := s.Stats()
 	q, fps := st.EstimatedFPR, s.StablePointFPR()
 	measured := float64(fp) / float64(len(probes))
-	half := 3.29 * math.Sqrt(q*(1-q)/float64(len(probes)))
+	half := halfWidth999(q, uint64(len(probes)))
 	t.Logf("k=%d fill=%.4f: stable point %.6f, fill^k %.6f, measured %.6f (%d/%d) ± %.6f",
 		st.K, st.FillRatio, fps, q, measured, fp, len(probes), half)
 	if math.Abs(measured-q) > half {

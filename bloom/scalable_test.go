@@ -349,7 +349,7 @@ func TestScalableCompoundFPR(t *testing.T) {
 		}
 		measured := float64(fp) / float64(probes)
 		q := s.EstimatedFPR()
-		half := 3.29 * math.Sqrt(q*(1-q)/float64(probes))
+		half := halfWidth999(q, probes)
 		t.Logf("seed %d: %d links, N=%d, %d bytes, measured %.5f (%d/%d), conditional %.5f ± %.5f, expected %.5f",
 			seed, s.NumLinks(), s.N(), s.SizeBytes(), measured, fp, probes, q, half, expected)
 		if math.Abs(measured-q) > half {

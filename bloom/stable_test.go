@@ -119,7 +119,7 @@ func TestStableStablePointFPR(t *testing.T) {
 				st := s.Stats()
 				q, fps := st.EstimatedFPR, s.StablePointFPR()
 				measured := float64(fp) / float64(probes)
-				half := 3.29 * math.Sqrt(q*(1-q)/float64(probes))
+				half := halfWidth999(q, probes)
 				f := st.FillRatio
 				tol := 4*float64(s.k)*math.Sqrt(f*(1-f)/m)/f + 0.02
 				t.Logf("k=%d P=%d Max=%d adds=%d: stable point %.6f, fill^k %.6f, measured %.6f (%d/%d) ± %.6f",
