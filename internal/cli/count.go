@@ -9,12 +9,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"text/tabwriter"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/probly/probly/hll"
 )
@@ -248,38 +245,12 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 // when it is a terminal and the input sizes are known. Records never span
 // files. The slice passed to fn is only valid during the call.
 func forEachCSVRecord(names []string, stdin io.Reader, stderr io.Writer, desc string, skipFirst bool, fn func(rec []string)) error {
-	if len(names) == 0 {
-		names = []string{"-"}
-	}
-	bar, err := progressFor(names, stderr, desc)
-	if err != nil {
-		return err
-	}
-	if bar != nil {
-		defer bar.Finish()
-	}
-	for _, n := range names {
-		if err := readCSV(n, stdin, bar, skipFirst, fn); err != nil {
-			return err
-		}
-	}
-	return nil
+	return forEachInput(names, stdin, stderr, desc, func(name string, r io.Reader) error {
+		return readCSV(name, r, skipFirst, fn)
+	})
 }
 
-func readCSV(name string, stdin io.Reader, bar *progressbar.ProgressBar, skipFirst bool, fn func(rec []string)) error {
-	var r io.Reader = stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		r = f
-	}
-	if bar != nil {
-		pr := progressbar.NewReader(r, bar)
-		r = &pr
-	}
+func readCSV(name string, r io.Reader, skipFirst bool, fn func(rec []string)) error {
 	// The bufio.Reader holds at most csvReadAhead unconsumed bytes, so
 	// reading past InputOffset()+maxLine+csvReadAhead means the current
 	// record alone is longer than maxLine.
@@ -303,33 +274,4 @@ func readCSV(name string, stdin io.Reader, bar *progressbar.ProgressBar, skipFir
 		}
 		bounded.limit = cr.InputOffset() + maxLine + csvReadAhead
 	}
-}
-
-// progressFor returns a progress bar over the total size of the named
-// files when stderr is a terminal and the total is known and above 1 MiB
-// (forEachLine's rule), else nil. A missing file is an error.
-func progressFor(names []string, stderr io.Writer, desc string) (*progressbar.ProgressBar, error) {
-	var total int64
-	for _, n := range names {
-		if n == "-" {
-			total = -1
-			break
-		}
-		st, err := os.Stat(n)
-		if err != nil {
-			return nil, err
-		}
-		total += st.Size()
-	}
-	f, ok := stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || total <= 1<<20 {
-		return nil, nil
-	}
-	return progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionThrottle(100_000_000),
-		progressbar.OptionClearOnFinish(),
-	), nil
 }

@@ -15,49 +15,11 @@ const maxLine = 1 << 20
 
 // forEachLine calls fn with every line of the named files ("-" or no names
 // means stdin). Lines are split on '\n'; a trailing '\r' is removed. The
-// slice passed to fn is only valid during the call. A progress bar is drawn
-// on stderr when it is a terminal and the input sizes are known.
+// slice passed to fn is only valid during the call. skipFirst skips the
+// first line of each file (a header row). A progress bar is drawn on
+// stderr when it is a terminal and the input sizes are known.
 func forEachLine(names []string, stdin io.Reader, stderr io.Writer, desc string, skipFirst bool, fn func(line []byte) error) error {
-	if len(names) == 0 {
-		names = []string{"-"}
-	}
-	var total int64
-	for _, n := range names {
-		if n == "-" {
-			total = -1
-			break
-		}
-		st, err := os.Stat(n)
-		if err != nil {
-			return err
-		}
-		total += st.Size()
-	}
-	var bar *progressbar.ProgressBar
-	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && total > 1<<20 {
-		bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(stderr),
-			progressbar.OptionSetDescription(desc),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionThrottle(100_000_000),
-			progressbar.OptionClearOnFinish(),
-		)
-		defer bar.Finish()
-	}
-	for _, n := range names {
-		var r io.Reader = stdin
-		if n != "-" {
-			f, err := os.Open(n)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			r = f
-		}
-		if bar != nil {
-			pr := progressbar.NewReader(r, bar)
-			r = &pr
-		}
+	return forEachInput(names, stdin, stderr, desc, func(name string, r io.Reader) error {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 64*1024), maxLine)
 		skip := skipFirst
@@ -75,8 +37,77 @@ func forEachLine(names []string, stdin io.Reader, stderr io.Writer, desc string,
 			}
 		}
 		if err := sc.Err(); err != nil {
-			return fmt.Errorf("%s: %w", n, err)
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// forEachInput calls fn with a reader of each named file in turn ("-", or
+// no names, means stdin), opened just before and closed just after its
+// call, behind one progress bar over all of them (progressFor). A missing
+// file is an error before any input is read.
+func forEachInput(names []string, stdin io.Reader, stderr io.Writer, desc string, fn func(name string, r io.Reader) error) error {
+	if len(names) == 0 {
+		names = []string{"-"}
+	}
+	bar, err := progressFor(names, stderr, desc)
+	if err != nil {
+		return err
+	}
+	if bar != nil {
+		defer bar.Finish()
+	}
+	for _, n := range names {
+		if err := readInput(n, stdin, bar, fn); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+func readInput(name string, stdin io.Reader, bar *progressbar.ProgressBar, fn func(name string, r io.Reader) error) error {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	if bar != nil {
+		pr := progressbar.NewReader(r, bar)
+		r = &pr
+	}
+	return fn(name, r)
+}
+
+// progressFor returns a progress bar over the total size of the named
+// files when stderr is a terminal and the total is known and above 1 MiB,
+// else nil. A missing file is an error.
+func progressFor(names []string, stderr io.Writer, desc string) (*progressbar.ProgressBar, error) {
+	var total int64
+	for _, n := range names {
+		if n == "-" {
+			total = -1
+			break
+		}
+		st, err := os.Stat(n)
+		if err != nil {
+			return nil, err
+		}
+		total += st.Size()
+	}
+	f, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) || total <= 1<<20 {
+		return nil, nil
+	}
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionThrottle(100_000_000),
+		progressbar.OptionClearOnFinish(),
+	), nil
 }
