@@ -11,6 +11,7 @@ const (
 	OpDelete Op = 2 // the key no longer exists
 )
 
+// String returns "add", "delete", or "unknown" for any other value.
 func (o Op) String() string {
 	switch o {
 	case OpAdd:
