@@ -4,9 +4,10 @@
 // Writers publish one message per committed change, after the commit: the
 // subject says what happened (for example users.created and users.deleted)
 // and the payload is the key. The message's stream sequence is the
-// change's position. Stream implements guard.Stream with an ordered
-// consumer (ephemeral, in order, gap-free: the client recreates it from
-// the last delivered sequence if it misses a message) and Head gives the
+// change's position. Stream implements guard.Stream with a Reader (an
+// ephemeral consumer whose every message is checked for sequence
+// continuity; on a break it is recreated after the last delivered
+// message, so no change is skipped or delivered twice) and Head gives the
 // position to pair with a snapshot (read the head, then scan the table).
 //
 // The embedded server (StartEmbedded) runs nats-server in-process with
@@ -157,64 +158,61 @@ func (s *Stream) Publish(ctx context.Context, subject string, key []byte) (uint6
 	return ack.Sequence, nil
 }
 
-// Subscribe implements guard.Stream with an ordered consumer starting at
-// after+1.
+// Subscribe implements guard.Stream with a gap-free Reader starting at
+// after+1. pending is what the server reports once the Reader's consumer
+// exists (it waits for that, up to 10 s or ctx).
 func (s *Stream) Subscribe(ctx context.Context, after uint64) (guard.Subscription, uint64, error) {
-	cfg := jetstream.OrderedConsumerConfig{
-		FilterSubjects:    s.subjects,
-		DeliverPolicy:     jetstream.DeliverAllPolicy,
-		InactiveThreshold: time.Minute,
-	}
-	if after > 0 {
-		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
-		cfg.OptStartSeq = after + 1
-	}
-	cons, err := s.js.OrderedConsumer(ctx, s.name, cfg)
+	r := NewReader(s.js, s.name, s.subjects, after, ReaderOptions{})
+	pending, err := r.waitPending(ctx, after, 10*time.Second)
 	if err != nil {
-		return nil, 0, fmt.Errorf("natsstream: consumer on %s: %w", s.name, err)
+		r.Close()
+		return nil, 0, err
 	}
-	var pending uint64
-	if info := cons.CachedInfo(); info != nil {
-		pending = info.NumPending
+	return &subscription{r: r, ops: s.ops}, pending, nil
+}
+
+// waitPending waits until the Reader has a consumer and returns the
+// messages it has to deliver.
+func (r *Reader) waitPending(ctx context.Context, after uint64, limit time.Duration) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		st, err := r.Info(ctx, after)
+		if err == nil && st.Known {
+			return st.Undelivered, nil
+		}
+		select {
+		case <-r.done:
+			return 0, fmt.Errorf("natsstream: %s", r.LastError())
+		case <-ctx.Done():
+			if e := r.LastError(); e != "" {
+				return 0, fmt.Errorf("natsstream: subscribing to %s: %s", r.stream, e)
+			}
+			return 0, fmt.Errorf("natsstream: subscribing to %s: %w", r.stream, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	it, err := cons.Messages()
-	if err != nil {
-		return nil, 0, fmt.Errorf("natsstream: consuming %s: %w", s.name, err)
-	}
-	return &subscription{it: it, ops: s.ops, after: after}, pending, nil
 }
 
 type subscription struct {
-	it    jetstream.MessagesContext
-	ops   map[string]guard.Op
-	after uint64
+	r   *Reader
+	ops map[string]guard.Op
 }
 
 func (s *subscription) Next(ctx context.Context) (guard.Change, error) {
-	for {
-		msg, err := s.it.Next(jetstream.NextContext(ctx))
-		if err != nil {
-			return guard.Change{}, err
-		}
-		meta, err := msg.Metadata()
-		if err != nil {
-			return guard.Change{}, fmt.Errorf("natsstream: message metadata: %w", err)
-		}
-		pos := meta.Sequence.Stream
-		if pos <= s.after {
-			continue // cannot happen with an ordered consumer; be safe
-		}
-		s.after = pos
-		op, ok := s.ops[msg.Subject()]
-		if !ok {
-			return guard.Change{}, fmt.Errorf("natsstream: message %d on unexpected subject %q", pos, msg.Subject())
-		}
-		return guard.Change{Pos: pos, Op: op, Key: msg.Data(), Pending: meta.NumPending}, nil
+	m, err := s.r.Next(ctx)
+	if err != nil {
+		return guard.Change{}, err
 	}
+	op, ok := s.ops[m.Subject]
+	if !ok {
+		return guard.Change{}, fmt.Errorf("natsstream: message %d on unexpected subject %q", m.Seq, m.Subject)
+	}
+	return guard.Change{Pos: m.Seq, Op: op, Key: m.Data, Pending: m.Pending}, nil
 }
 
 func (s *subscription) Close() error {
-	s.it.Stop()
+	s.r.Close()
 	return nil
 }
 
