@@ -26,9 +26,10 @@ func (f *follower) close() {
 // startFollow starts `serve --follow`: after recovery, with the AOF
 // attached, before serving. It loads the configuration, starts the
 // follower (embedded NATS or a connection to the configured URL), makes
-// the followed keys answer "maybe" until it has caught up, and adds its
-// INFO section, metrics and /readyz condition. Without Options.Follow it
-// returns nil.
+// the followed keys answer "maybe" until it has caught up, makes them and
+// the position key read-only to clients (server.SetWriteGuard), and adds
+// its INFO section, metrics and /readyz condition. Without Options.Follow
+// it returns nil.
 func startFollow(ctx context.Context, o Options, log *slog.Logger, table *command.Table, cfg *config.Registry,
 	store *keyspace.Store, db *persist.DB, op *ops) (*follower, error) {
 	if o.Follow == "" {
@@ -43,6 +44,7 @@ func startFollow(ctx context.Context, o Options, log *slog.Logger, table *comman
 		return nil, err
 	}
 	f.WrapReads(table)
+	op.srv.SetWriteGuard(f.Owns) // followed keys are read-only to clients
 	if err := f.Start(ctx); err != nil {
 		return nil, err
 	}

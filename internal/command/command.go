@@ -48,7 +48,13 @@ type Spec struct {
 	FirstKey int // position of the first key (0 if none)
 	LastKey  int // position of the last key (-1 = last argument)
 	Step     int
-	Handler  func(c *Ctx)
+	// WriteKeys narrows the keys a write command writes, in the same
+	// convention as FirstKey/LastKey/Step, when only some of the keys it
+	// names are written: PFMERGE dest src … writes only dest
+	// (WriteKeys{1, 1, 1}); its sources are only read. The zero value
+	// means every key FirstKey..LastKey names is written. See WriteRange.
+	WriteKeys KeyRange
+	Handler   func(c *Ctx)
 	// Subcommands, when not empty, make this a Redis 7 container command
 	// (CLIENT, CONFIG, COMMAND …). Each subcommand's Name is
 	// "<container>|<sub>" (e.g. "client|setname") and its Arity counts the
@@ -57,6 +63,34 @@ type Spec struct {
 	// The container's own Handler runs only when it is called without a
 	// subcommand (COMMAND); it may be nil when its Arity forbids that.
 	Subcommands []*Spec
+}
+
+// KeyRange is a run of key positions in a command's arguments, as
+// COMMAND reports them: First is the first key's position (0 = none),
+// Last the last one's (negative: counted from the end, -1 = the last
+// argument), Step the distance between keys (0 counts as 1).
+type KeyRange struct{ First, Last, Step int }
+
+// WriteRange returns the argument positions first, first+step, … ≤ last
+// of the keys a call of s with argc arguments writes (or would write, were
+// it a write command): WriteKeys if set, else FirstKey/LastKey/Step. last
+// is clamped to argc-1; the range is empty (last < first) when the
+// arguments hold no key. first is 0 when s names no key at all: a write
+// command that names no key (FLUSHALL, FLUSHDB) may write every key, and
+// whoever guards keys must treat it so. It does not allocate.
+func (s *Spec) WriteRange(argc int) (first, last, step int) {
+	r := s.WriteKeys
+	if r.First == 0 {
+		r = KeyRange{s.FirstKey, s.LastKey, s.Step}
+	}
+	if r.First <= 0 {
+		return 0, -1, 1
+	}
+	last = r.Last
+	if last < 0 {
+		last += argc
+	}
+	return r.First, min(last, argc-1), max(r.Step, 1)
 }
 
 // LogFailed answers a command whose change was applied in memory but

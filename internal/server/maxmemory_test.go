@@ -39,6 +39,13 @@ const (
 // CF, HLL) and maxmemory 20mb.
 func startFull(t *testing.T) *env {
 	t.Helper()
+	return startFullWith(t, func(o *Options) { o.MaxMemory = mmLimit })
+}
+
+// startFullWith runs a server with the real command families; tweak
+// adjusts the options.
+func startFullWith(t *testing.T, tweak func(*Options)) *env {
+	t.Helper()
 	e := &env{log: &fakeLog{}, cfg: config.New(), logs: &commandtest.LogSink{}}
 	e.store = keyspace.New(e.log)
 	table := command.NewTable()
@@ -47,8 +54,9 @@ func startFull(t *testing.T) *env {
 	bf.Register(table, e.cfg)
 	cf.Register(table, e.cfg)
 	pf.Register(table, e.cfg)
-	srv, err := New(Options{Store: e.store, Config: e.cfg, Table: table, MaxMemory: mmLimit,
-		Logger: slog.New(slog.NewTextHandler(e.logs, nil))})
+	opts := Options{Store: e.store, Config: e.cfg, Table: table, Logger: slog.New(slog.NewTextHandler(e.logs, nil))}
+	tweak(&opts)
+	srv, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

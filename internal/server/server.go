@@ -26,6 +26,9 @@
 //     would add a known amount (SET, SETRANGE, filter creation …) is
 //     refused unless that amount fits (Ctx.Reserve; see memory.go); reads
 //     and deletes keep working.
+//   - With a write guard (SetWriteGuard, set by `serve --follow`), a
+//     write of a guarded key is refused with "READONLY You can't write
+//     against a read only replica." and changes nothing.
 //   - Nothing of a key's or a value's content reaches the log.
 //   - Dispatch follows Redis 7's order: unknown command / unknown
 //     subcommand, then arity, then NOAUTH.
@@ -106,6 +109,7 @@ const (
 	maxClientsMsg         = "ERR max number of clients reached"
 	noAuthMsg             = "NOAUTH Authentication required."
 	oomMsg                = command.ErrOOM
+	readOnlyMsg           = "READONLY You can't write against a read only replica."
 	errBGSaveRunning      = "Background save already in progress"
 )
 
@@ -130,6 +134,9 @@ type Options struct {
 	Version        string
 	// Observer, if set, is told about every command (metrics).
 	Observer Observer
+	// WriteGuard, if set, makes keys read-only to clients: see
+	// SetWriteGuard.
+	WriteGuard func(key []byte) bool
 }
 
 // Observer is told about every command the server dispatches, through
@@ -179,6 +186,7 @@ type Server struct {
 	closing    atomic.Bool
 	obs        Observer
 	mem        memTracker
+	guard      func(key []byte) bool // SetWriteGuard; nil = every key writable
 
 	mu    sync.Mutex
 	ln    net.Listener
@@ -230,6 +238,7 @@ func New(opts Options) (*Server, error) {
 		start:   time.Now(),
 		conns:   map[*client]struct{}{},
 		obs:     opts.Observer,
+		guard:   opts.WriteGuard,
 	}
 	if opts.Persist != nil {
 		s.SetPersist(opts.Persist)
@@ -379,6 +388,33 @@ func (s *Server) SetPersist(p Persister) {
 	s.persist = p
 	s.flusher, _ = p.(Flusher)
 }
+
+// SetWriteGuard makes the keys owns reports true for read-only to clients
+// (the keys `serve --follow` keeps in step with a change stream, which a
+// client write would make diverge). It must be called before Serve; nil
+// (the default) makes every key writable.
+//
+// A write command (command.FlagWrite) that writes an owned key is then
+// refused with Redis's replica error, "READONLY You can't write against a
+// read only replica.", and changes nothing; reads of owned keys and writes
+// of other keys work as before. The keys a command writes are those of
+// command.Spec.WriteRange: every key it names unless its WriteKeys says
+// otherwise (PFMERGE writes only its destination, so merging an owned key
+// into another key works). A write command that names no key (FLUSHALL,
+// FLUSHDB) may write every key, so it is refused whenever a guard is set:
+// setting one says that some keys are owned.
+//
+// The check is in dispatch, the one path of client commands, after the
+// arity, NOAUTH and OOM checks (Redis's order). Commands run through the
+// table directly (AOF replay, the follower's own writes) are not checked.
+// A future MULTI/EXEC that queues and runs commands through dispatch gets
+// the check per command; one that runs queued handlers itself must call
+// the guard when queuing, so that EXEC is refused whole (all or nothing).
+//
+// owns is called on the connection goroutines, concurrently, once per
+// written key of every write command: it must be safe for concurrent use,
+// cheap and allocation-free, and must not block.
+func (s *Server) SetWriteGuard(owns func(key []byte) bool) { s.guard = owns }
 
 // Serving reports whether Serve is accepting connections: it has been
 // called and Shutdown has not (readiness).
@@ -763,6 +799,11 @@ func (c *client) dispatch(args [][]byte) string {
 		c.reply.Error(oomMsg)
 		return spec.Name
 	}
+	// The write guard (SetWriteGuard): one branch when none is set.
+	if c.s.guard != nil && spec.Flags&command.FlagWrite != 0 && writesGuarded(c.s.guard, spec, args) {
+		c.reply.Error(readOnlyMsg)
+		return spec.Name
+	}
 	c.ctx.Args = args
 	writes := c.reply.Writes
 	spec.Handler(&c.ctx)
@@ -779,6 +820,21 @@ func (c *client) dispatch(args [][]byte) string {
 		c.unlogged = true
 	}
 	return spec.Name
+}
+
+// writesGuarded reports whether spec called with args writes a key owns
+// reports true for, or may write every key (it names none).
+func writesGuarded(owns func([]byte) bool, spec *command.Spec, args [][]byte) bool {
+	first, last, step := spec.WriteRange(len(args))
+	if first == 0 {
+		return true
+	}
+	for i := first; i <= last; i += step {
+		if owns(args[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // lookup finds a command, lowercasing ASCII into a per-connection buffer

@@ -100,7 +100,9 @@ func Register(t *command.Table, cfg *config.Registry) {
 	t.Add(
 		command.KeyCommand("pfadd", -2, w|deny|fast, h.pfadd),
 		&command.Spec{Name: "pfcount", Arity: -2, Flags: ro, FirstKey: 1, LastKey: -1, Step: 1, Handler: h.pfcount},
-		&command.Spec{Name: "pfmerge", Arity: -2, Flags: w | deny, FirstKey: 1, LastKey: -1, Step: 1, Handler: h.pfmerge},
+		// PFMERGE dest src …: only dest is written.
+		&command.Spec{Name: "pfmerge", Arity: -2, Flags: w | deny, FirstKey: 1, LastKey: -1, Step: 1,
+			WriteKeys: command.KeyRange{First: 1, Last: 1, Step: 1}, Handler: h.pfmerge},
 		&command.Spec{Name: "pfdebug", Arity: 3, Flags: w | deny | admin, FirstKey: 2, LastKey: 2, Step: 1, Handler: h.pfdebug},
 		&command.Spec{Name: "pfselftest", Arity: 1, Flags: admin, Handler: h.pfselftest},
 	)
