@@ -18,7 +18,7 @@ var (
 	// reader's position (retention or a purge removed some), so reading on
 	// would skip changes. The Reader stops; the caller needs a snapshot
 	// that covers the removed part.
-	ErrTruncated = errors.New("natsstream: the stream no longer holds the messages after the position")
+	ErrTruncated = errors.New("natsstream: the stream no longer holds the messages after the position (retention or a purge removed them)")
 	// ErrGap is recorded (Reader.LastError) when a consumer delivered a
 	// message out of sequence; the Reader then recreates its consumer at
 	// the position and goes on. It is never returned by Next.
@@ -80,9 +80,10 @@ type Reader struct {
 	cons jetstream.Consumer // current consumer (nil between consumers)
 	cseq uint64             // consumer sequence of the last message handed to ch
 
-	resets  atomic.Uint64
-	lastErr atomic.Pointer[string]
-	contact atomic.Int64 // unix nanos of the last message or successful request
+	resets    atomic.Uint64
+	delivered atomic.Uint64 // stream sequence of the last message handed to Next
+	lastErr   atomic.Pointer[string]
+	contact   atomic.Int64 // unix nanos of the last message or successful request
 }
 
 type item struct {
@@ -104,8 +105,21 @@ func NewReader(js jetstream.JetStream, stream string, subjects []string, after u
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Reader{js: js, stream: stream, subjects: slices.Sorted(slices.Values(subjects)), o: o,
 		ch: make(chan item, o.Buffer), cancel: cancel, done: make(chan struct{})}
+	r.delivered.Store(after)
 	go r.run(ctx, after)
 	return r
+}
+
+// Delivered is the stream sequence of the last message the Reader has
+// taken from the server in order (returned by Next or waiting in its
+// buffer); the position it was created at before the first.
+func (r *Reader) Delivered() uint64 { return r.delivered.Load() }
+
+// Connected reports whether the Reader has a consumer now.
+func (r *Reader) Connected() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cons != nil
 }
 
 // Next returns the next message, blocking until one arrives, ctx ends, the
@@ -319,6 +333,7 @@ func (r *Reader) consume(ctx context.Context, after uint64) (uint64, error) {
 			return after, ctx.Err()
 		}
 		cseq, after = meta.Sequence.Consumer, m.Seq
+		r.delivered.Store(after)
 		r.mu.Lock()
 		r.cseq = cseq
 		r.mu.Unlock()

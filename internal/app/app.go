@@ -28,6 +28,7 @@ import (
 	"github.com/probly/probly/internal/command/pf"
 	"github.com/probly/probly/internal/command/str"
 	"github.com/probly/probly/internal/config"
+	"github.com/probly/probly/internal/follow"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/persist"
 	"github.com/probly/probly/internal/redisbloom"
@@ -103,6 +104,7 @@ func Tables() (*command.Table, *config.Registry) {
 	bf.Register(t, cfg)
 	pf.Register(t, cfg)
 	cf.Register(t, cfg)
+	follow.Register(t)
 	cfg.AcceptMemoryUnits(memoryUnitParams...)
 	return t, cfg
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/probly/probly/guard"
 	"github.com/probly/probly/guard/natsstream"
@@ -42,20 +43,30 @@ type Config struct {
 	// missing and adds missing subjects to it. Default: true with the
 	// embedded server, false with URL.
 	CreateStream *bool `json:"create_stream"`
-	// Consumer is the durable consumer's name; default "probly".
+	// Consumer names the follower in the default position key; default
+	// "probly". (The follower reads through ephemeral consumers, so
+	// replicas need not differ here: leave it unset, and a copy of one
+	// replica's data directory resumes on another.)
 	Consumer string `json:"consumer"`
 	// PositionKey is the string key holding the last applied stream
 	// sequence; default "probly:follow:<stream>:<consumer>".
 	PositionKey string `json:"position_key"`
-	// Batch is the most messages fetched and applied at once; default 256.
+	// Batch is the most messages applied at once; default 256. A message
+	// never waits for a batch to fill: what arrived meanwhile is applied
+	// with it.
 	Batch int `json:"batch"`
 	// MaxLag, if not 0, makes the followed keys answer "maybe" while more
-	// than this many messages wait to be applied. 0: only before the first
-	// catch-up and while halted.
+	// than this many messages wait to be applied (the server's count). 0:
+	// only before the first catch-up, while halted or stale.
 	MaxLag uint64 `json:"max_lag"`
-	// AllowGap lets the follower start although the stream no longer holds
-	// the messages right after the applied position (retention removed
-	// them): the keys then miss those changes. Default false: it halts.
+	// MaxStale makes the followed keys answer "maybe" (and /readyz 503)
+	// when the follower has not heard from the stream for this long (a
+	// dead or stalled NATS node, a partition): a Go duration, default "5s";
+	// at least 1s.
+	MaxStale Duration `json:"max_stale"`
+	// AllowGap is no longer supported: a follower never skips changes. A
+	// replica whose stream was truncated starts from a snapshot
+	// (docs/OPERATIONS.md, "Replicas"). true is an error.
 	AllowGap bool `json:"allow_gap"`
 	// Keys maps subjects to keys.
 	Keys []KeyConfig `json:"keys"`
@@ -75,20 +86,22 @@ type EmbeddedConfig struct {
 	SyncAlways bool `json:"sync_always"`
 }
 
-// KeyConfig maps subjects to one BF or CF key.
+// KeyConfig maps subjects to one BF, CF or HLL key.
 type KeyConfig struct {
-	Key  string `json:"key"`
-	Type string `json:"type"` // "bf" or "cf"
+	Key string `json:"key"`
+	// Type is "bf" (Bloom filter), "cf" (cuckoo filter) or "pf" (an HLL,
+	// PFADD of each added item).
+	Type string `json:"type"`
 	// Add and Delete list the subjects (literal) whose messages add or
-	// delete the item in the payload. A Bloom filter cannot delete: its
-	// delete messages are counted and otherwise ignored (the item stays a
-	// false positive).
+	// delete the item in the payload. A Bloom filter and an HLL cannot
+	// delete: their delete messages are counted and otherwise ignored (the
+	// item stays: a false positive; counted in the cardinality).
 	Add    []string `json:"add"`
 	Delete []string `json:"delete"`
 	// Capacity and ErrorRate, if set, create the key at start-up with
 	// BF.RESERVE key <error_rate> <capacity> (CF.RESERVE key <capacity>
-	// for cf) when it does not exist; otherwise the first add creates it
-	// with the bf-*/cf-* defaults.
+	// for cf) when it does not exist; otherwise it is created at start-up
+	// with the bf-*/cf-* defaults (an HLL key empty). Not for pf.
 	Capacity  uint64  `json:"capacity"`
 	ErrorRate float64 `json:"error_rate"`
 }
@@ -98,7 +111,30 @@ const (
 	DefaultConsumer = "probly"
 	DefaultBatch    = 256
 	maxBatch        = 10000
+	// DefaultMaxStale is MaxStale's default.
+	DefaultMaxStale = 5 * time.Second
 )
+
+// Duration is a time.Duration written in JSON as a Go duration string
+// ("5s", "1m30s").
+type Duration time.Duration
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a duration must be a string such as \"5s\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
 // LoadConfig reads and validates a configuration file. dataDir is the
 // server's data directory (for the embedded server's default).
@@ -192,6 +228,16 @@ func (c *Config) normalize(dataDir string) error {
 	case c.Batch < 0 || c.Batch > maxBatch:
 		return fmt.Errorf(`"batch" must be in [1, %d], not %d`, maxBatch, c.Batch)
 	}
+	if c.AllowGap {
+		return errors.New(`"allow_gap" is no longer supported: a follower never skips changes; ` +
+			`start a replica of a truncated stream from a snapshot ("snapshot", docs/OPERATIONS.md "Replicas")`)
+	}
+	switch {
+	case c.MaxStale == 0:
+		c.MaxStale = Duration(DefaultMaxStale)
+	case time.Duration(c.MaxStale) < time.Second:
+		return fmt.Errorf(`"max_stale" must be at least 1s, not %s`, time.Duration(c.MaxStale))
+	}
 	if c.URL == "" {
 		if c.Embedded.Dir == "" {
 			c.Embedded.Dir = filepath.Join(dataDir, "nats")
@@ -227,8 +273,11 @@ func (c *Config) normalize(dataDir string) error {
 		}
 		keys[k.Key] = true
 		k.Type = strings.ToLower(k.Type)
-		if k.Type != "bf" && k.Type != "cf" {
-			return fmt.Errorf("keys[%d] (%s): \"type\" must be \"bf\" or \"cf\", not %q", i, k.Key, k.Type)
+		if k.Type != "bf" && k.Type != "cf" && k.Type != "pf" {
+			return fmt.Errorf("keys[%d] (%s): \"type\" must be \"bf\", \"cf\" or \"pf\", not %q", i, k.Key, k.Type)
+		}
+		if k.Type == "pf" && (k.Capacity != 0 || k.ErrorRate != 0) {
+			return fmt.Errorf("keys[%d] (%s): \"capacity\" and \"error_rate\" do not apply to pf keys", i, k.Key)
 		}
 		if len(k.Add) == 0 {
 			return fmt.Errorf("keys[%d] (%s): at least one \"add\" subject is required", i, k.Key)

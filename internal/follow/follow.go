@@ -24,23 +24,30 @@
 // stream of a database does): deleting an item that was never added can
 // remove another item's fingerprint from a cuckoo filter.
 //
-// The durable JetStream consumer (Config.Consumer, ack-all) is acked only
-// after the batch's records are as durable as appendfsync promises
-// (Persister Wait). At start-up the follower reads its position P and
-// resumes the consumer if its state is exactly "everything up to P
-// delivered and acked"; otherwise (a crash between apply and ack, an AOF
-// tail lost with appendfsync everysec, a reset data directory) it
-// recreates the consumer to deliver from P+1. The local position is the
-// truth, so no message is skipped or applied twice, whatever the crash.
+// The follower reads the stream through a natsstream.Reader: an
+// ephemeral consumer without acknowledgements, created to deliver from the
+// applied position + 1, whose every message is checked for consumer- and
+// stream-sequence continuity; on any break (a missed message, a consumer
+// deleted or reset with its node, a lost connection, missed heartbeats)
+// it is recreated after the last message taken. The local position is the
+// only truth: nothing on the NATS side has to remember it, so no message
+// is skipped or applied twice, whatever the crash, and any replica (or a
+// copy of its data directory) can follow from any node of the cluster.
+// Messages are applied as they arrive; a burst is applied in batches of at
+// most Config.Batch.
 //
 // # Reads while catching up
 //
-// Until the follower has caught up with the stream once after start-up,
-// while it is halted by an error, and (with Config.MaxLag) while it lags by
-// more than MaxLag messages, BF.EXISTS, BF.MEXISTS, CF.EXISTS and
-// CF.MEXISTS on the followed keys answer 1 (maybe): a filter that is still
-// loading never says "definitely absent". INFO's Follow section and /readyz
-// show the state, the applied position and the lag.
+// The followed keys' negatives are trusted (CaughtUp) only while the
+// follower has caught up with the stream once since start-up, is not
+// halted, has heard from the stream within Config.MaxStale, and (with
+// Config.MaxLag) lags by at most MaxLag messages; otherwise BF.EXISTS,
+// BF.MEXISTS, CF.EXISTS and CF.MEXISTS on the followed keys answer 1
+// (maybe): a filter that is loading or may be missing changes never says
+// "definitely absent". The lag is asked of the server (the consumer's
+// pending count, the stream's last sequence) every pollInterval, never
+// derived from what the follower last received. INFO's Follow section,
+// /readyz (with the reason when not ready) and the metrics show it.
 //
 // Writes of the follower bypass maxmemory (as a Redis replica applies its
 // master's writes); the per-filter budgets apply.
@@ -61,7 +68,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -76,6 +82,8 @@ import (
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/redisbloom"
+	"github.com/probly/probly/internal/rediscuckoo"
 	"github.com/probly/probly/internal/resp"
 	"github.com/probly/probly/internal/strval"
 )
@@ -102,15 +110,18 @@ const (
 	StateStopped    = "stopped"
 )
 
-// Follower applies a JetStream stream to BF/CF keys. Create it with New,
-// then Start; Close stops it.
+// pollInterval is how often the follower asks the server for the stream's
+// state (lag, truncation, contact).
+const pollInterval = 250 * time.Millisecond
+
+// Follower applies a JetStream stream to BF, CF and HLL keys. Create it
+// with New, then Start; Close stops it.
 type Follower struct {
 	cfg  *Config
 	d    Deps
 	log  *slog.Logger
 	bind map[string]binding
 	keys []*keyState
-	isBF []bool
 
 	embedded *natsstream.Embedded
 	nc       *nats.Conn
@@ -125,16 +136,24 @@ type Follower struct {
 	out      bytes.Buffer
 	w        *redcon.Writer
 	conn     command.Conn
+	args     [][]byte // scratch for batched commands
 
-	// Shared with readers (INFO, /readyz, EXISTS).
+	// Shared with readers (INFO, /readyz, EXISTS, FOLLOW.WAIT).
+	reader     atomic.Pointer[natsstream.Reader]
 	state      atomic.Pointer[string]
 	applied    atomic.Uint64
-	pending    atomic.Uint64
+	inflight   atomic.Uint64 // messages taken from the reader, not yet applied
+	lag        atomic.Uint64 // from the last successful poll
 	streamLast atomic.Uint64
-	caughtUp   atomic.Bool // caught up since the last (re)start of consumption
+	streamHead atomic.Uint64 // the stream's first sequence
+	contact    atomic.Int64  // unix nanos of the last contact with the stream
+	caughtUp   atomic.Bool   // caught up since the last (re)start of consumption
+	truncated  atomic.Pointer[string]
 	lastErr    atomic.Pointer[string]
 	replays    atomic.Uint64
 	messages   atomic.Uint64
+	wake       atomic.Pointer[chan struct{}] // closed when applied moves
+	started    time.Time
 }
 
 type keyState struct {
@@ -145,7 +164,6 @@ type keyState struct {
 	typ            string
 	adds, deletes  atomic.Uint64
 	ignoredDeletes atomic.Uint64
-	written        atomic.Bool
 }
 
 // New validates the configuration against the server and returns a
@@ -160,9 +178,8 @@ func New(cfg *Config, d Deps) (*Follower, error) {
 	f := &Follower{cfg: cfg, d: d, log: d.Logger.With("component", "follow"), bind: cfg.bindings(), done: make(chan struct{})}
 	for _, k := range cfg.Keys {
 		f.keys = append(f.keys, &keyState{name: k.Key, ref: keyRef(len(f.keys)), typ: k.Type})
-		f.isBF = append(f.isBF, k.Type == "bf")
 	}
-	for _, name := range []string{"bf.madd", "bf.add", "bf.reserve", "cf.add", "cf.del", "cf.reserve", "set"} {
+	for _, name := range []string{"bf.madd", "bf.add", "bf.reserve", "cf.add", "cf.del", "cf.reserve", "pfadd", "set", "del"} {
 		if d.Table.Lookup([]byte(name)) == nil {
 			return nil, fmt.Errorf("follow: the command table has no %s", name)
 		}
@@ -170,6 +187,8 @@ func New(cfg *Config, d Deps) (*Follower, error) {
 	f.w = redcon.NewWriter(&f.out)
 	f.conn = command.Conn{ID: -1, Proto: 2, Authed: true, Name: "follow"}
 	f.setState(StateStarting)
+	ch := make(chan struct{})
+	f.wake.Store(&ch)
 	return f, nil
 }
 
@@ -187,23 +206,38 @@ func (f *Follower) setErr(err error) {
 	f.lastErr.Store(&s)
 }
 
-// Start checks the key space (position key, key types), creates the keys
-// that have explicit parameters, starts the embedded NATS server or dials
-// the configured one, and starts following in the background. An error
-// means the server should not start. Call it after recovery, with the AOF
-// attached to the store, and before serving.
+// Start checks the key space (position key, key types), creates missing
+// followed keys, starts the embedded NATS server or dials the configured
+// one, and starts following in the background. An error means the server
+// should not start. Call it after recovery, with the AOF attached to the
+// store, and before serving.
+//
+// Followed data that is incomplete (a followed key missing while the
+// position key says changes were applied, or followed keys without a
+// position key, as after a partial copy or a manual DEL while stopped) is
+// rebuilt: the follower deletes the followed keys and the position and
+// follows from the start of the stream, so no change is missing and none
+// is applied twice.
 func (f *Follower) Start(ctx context.Context) error {
 	pos, err := f.readPosition()
 	if err != nil {
 		return err
 	}
-	f.logged = pos
-	f.applied.Store(pos)
-	for i, k := range f.cfg.Keys {
-		if err := f.prepareKey(k, f.keys[i]); err != nil {
+	for i := range f.cfg.Keys {
+		if err := f.checkType(i); err != nil {
 			return err
 		}
 	}
+	if reason := f.incomplete(pos); reason != "" {
+		f.log.Warn("follow: followed data is incomplete; rebuilding it from the stream", "reason", reason)
+		if err := f.reset(); err != nil {
+			return err
+		}
+		pos = 0
+	}
+	f.logged = pos
+	f.applied.Store(pos)
+	f.started = time.Now()
 	f.setState(StateConnecting)
 	if f.cfg.URL == "" {
 		e, err := natsstream.StartEmbedded(natsstream.EmbeddedOptions{
@@ -219,7 +253,11 @@ func (f *Follower) Start(ctx context.Context) error {
 		}
 		f.log.Info("embedded NATS JetStream started", "url", e.ClientURL(), "dir", f.cfg.Embedded.Dir)
 	} else {
-		opts := append(f.connHandlers(), nats.RetryOnFailedConnect(true))
+		opts := append(f.connHandlers(), nats.RetryOnFailedConnect(true),
+			// A dead node is left quickly: reconnect to another one of the
+			// cluster at once, detect a stalled one by pings.
+			nats.ReconnectWait(250*time.Millisecond), nats.ReconnectJitter(100*time.Millisecond, time.Second),
+			nats.PingInterval(time.Second), nats.MaxPingsOutstanding(2), nats.Timeout(2*time.Second))
 		if f.cfg.Creds != "" {
 			opts = append(opts, nats.UserCredentials(f.cfg.Creds))
 		}
@@ -227,9 +265,22 @@ func (f *Follower) Start(ctx context.Context) error {
 			return fmt.Errorf("follow: %w", err)
 		}
 	}
+	if pos == 0 {
+		if err := f.loadSnapshot(ctx); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	for i, k := range f.cfg.Keys {
+		if err := f.prepareKey(k, f.keys[i]); err != nil {
+			f.Close()
+			return err
+		}
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	f.cancel = cancel
 	go f.run(rctx)
+	go f.poll(rctx)
 	return nil
 }
 
@@ -240,10 +291,9 @@ func (f *Follower) Start(ctx context.Context) error {
 // disconnection and an asynchronous error are recorded (INFO
 // follow_last_error, every time) and logged at Warn (the first after start
 // or after a connection, then at most once a minute while the client keeps
-// retrying, every 2 s); connecting and reconnecting are logged at Info
-// with the server's URL without user information (ConnectedUrlRedacted).
-// Nothing of a message is logged. The client runs the handlers on one
-// goroutine.
+// retrying); connecting and reconnecting are logged at Info with the
+// server's URL without user information (ConnectedUrlRedacted). Nothing of
+// a message is logged. The client runs the handlers on one goroutine.
 func (f *Follower) connHandlers() []nats.Option {
 	var mu sync.Mutex
 	var lastAt time.Time // last Warn; zero: none since start or a connection
@@ -280,8 +330,9 @@ func (f *Follower) connHandlers() []nats.Option {
 	}
 }
 
-// Close stops following (the batch being applied finishes first), closes
-// the connection and the embedded server. Call it before closing the AOF.
+// Close stops following (the batch being applied finishes first), wakes
+// every FOLLOW.WAIT, closes the connection and the embedded server. Call
+// it before closing the AOF.
 func (f *Follower) Close() error {
 	f.stopOnce.Do(func() {
 		if f.cancel != nil {
@@ -296,6 +347,7 @@ func (f *Follower) Close() error {
 		}
 		f.setState(StateStopped)
 		f.caughtUp.Store(false)
+		f.notify()
 	})
 	return nil
 }
@@ -326,34 +378,123 @@ func (f *Follower) readPosition() (uint64, error) {
 	return pos, err
 }
 
-// prepareKey checks a followed key's type and creates it if it has
-// explicit parameters and does not exist.
-func (f *Follower) prepareKey(k KeyConfig, ks *keyState) error {
-	want := "MBbloom--"
-	if k.Type == "cf" {
-		want = "MBbloomCF"
+// typeName is the TYPE a followed key of kind typ has.
+func typeName(typ string) string {
+	switch typ {
+	case "cf":
+		return "MBbloomCF"
+	case "pf":
+		return "string"
 	}
+	return "MBbloom--"
+}
+
+// exists reports whether key exists and its type name.
+func (f *Follower) exists(key string) (bool, string) {
 	exists, typ := false, ""
-	f.d.Store.View([]byte(k.Key), func(v keyspace.Value) {
+	f.d.Store.View([]byte(key), func(v keyspace.Value) {
 		if v != nil {
 			exists, typ = true, v.TypeName()
 		}
 	})
-	if exists {
-		if typ != want {
-			return fmt.Errorf("follow: %s holds a %s, not a %s filter", ks.ref, typ, k.Type)
+	return exists, typ
+}
+
+// checkType refuses a followed key that holds another type.
+func (f *Follower) checkType(i int) error {
+	k := f.cfg.Keys[i]
+	if ok, typ := f.exists(k.Key); ok && typ != typeName(k.Type) {
+		return fmt.Errorf("follow: %s holds a %s, not a %s key", f.keys[i].ref, typ, k.Type)
+	}
+	return nil
+}
+
+// incomplete says why the followed data cannot be resumed from pos, or "".
+// Every followed key exists once the follower has started (prepareKey), so
+// a missing one was removed behind its back; a followed key that holds
+// items without a position (a partial copy of a data directory) would get
+// its changes a second time. Empty keys without a position are keys an
+// operator created with chosen parameters: they are kept.
+func (f *Follower) incomplete(pos uint64) string {
+	for _, k := range f.cfg.Keys {
+		ok, _ := f.exists(k.Key)
+		switch {
+		case pos > 0 && !ok:
+			return "a followed key is missing although the position key says changes were applied"
+		case pos == 0 && ok && !f.empty(k.Key):
+			return "a followed key holds items but there is no position key"
 		}
-		ks.written.Store(true)
+	}
+	return ""
+}
+
+// empty reports whether the followed key holds no item.
+func (f *Follower) empty(key string) bool {
+	empty, str := false, false
+	f.d.Store.View([]byte(key), func(v keyspace.Value) {
+		switch x := v.(type) {
+		case *redisbloom.Chain:
+			empty = x.Card() == 0
+		case *rediscuckoo.Filter:
+			empty = x.Items() == 0
+		case *strval.String:
+			str = true
+		}
+	})
+	if str { // an HLL: PFCOUNT (it may update the cached cardinality)
+		if _, err := f.exec([]byte("PFCOUNT"), []byte(key)); err == nil {
+			empty = bytes.Equal(f.out.Bytes(), []byte(":0\r\n"))
+		}
+	}
+	return empty
+}
+
+// reset deletes every followed key and the position key (logged).
+func (f *Follower) reset() error {
+	args := [][]byte{[]byte("DEL"), []byte(f.cfg.PositionKey)}
+	for _, k := range f.cfg.Keys {
+		args = append(args, []byte(k.Key))
+	}
+	seq, err := f.exec(args...)
+	if err == nil {
+		err = f.d.Wait(seq)
+	}
+	if err != nil {
+		return fmt.Errorf("follow: resetting the followed keys: %w", err)
+	}
+	f.logged = 0
+	f.applied.Store(0)
+	return nil
+}
+
+// prepareKey creates a followed key that does not exist: with its
+// configured parameters, or the server's bf-*/cf-* defaults (an HLL key
+// is created empty), so that from now on a missing key means lost data.
+func (f *Follower) prepareKey(k KeyConfig, ks *keyState) error {
+	if ok, _ := f.exists(k.Key); ok {
 		return nil
 	}
-	if k.Capacity == 0 {
-		return nil
+	setting := func(name, def string) []byte {
+		if f.d.Config == nil {
+			return []byte(def)
+		}
+		if v, ok := f.d.Config.Get(name); ok {
+			return []byte(v)
+		}
+		return []byte(def)
 	}
 	var args [][]byte
-	if k.Type == "bf" {
+	switch {
+	case k.Type == "pf":
+		args = [][]byte{[]byte("PFADD"), []byte(k.Key)}
+	case k.Type == "bf" && k.Capacity != 0:
 		args = [][]byte{[]byte("BF.RESERVE"), []byte(k.Key), []byte(strconv.FormatFloat(k.ErrorRate, 'g', -1, 64)), []byte(strconv.FormatUint(k.Capacity, 10))}
-	} else {
+	case k.Type == "bf":
+		args = [][]byte{[]byte("BF.RESERVE"), []byte(k.Key), setting("bf-error-rate", "0.01"), setting("bf-initial-size", "100")}
+	case k.Capacity != 0:
 		args = [][]byte{[]byte("CF.RESERVE"), []byte(k.Key), []byte(strconv.FormatUint(k.Capacity, 10))}
+	default:
+		args = [][]byte{[]byte("CF.RESERVE"), []byte(k.Key), setting("cf-initial-size", "1024")}
 	}
 	seq, err := f.exec(args...)
 	if err == nil {
@@ -362,7 +503,6 @@ func (f *Follower) prepareKey(k KeyConfig, ks *keyState) error {
 	if err != nil {
 		return fmt.Errorf("follow: creating %s: %w", ks.ref, err)
 	}
-	ks.written.Store(true)
 	return nil
 }
 
@@ -396,8 +536,13 @@ type applyError struct {
 func (e applyError) Error() string { return e.err.Error() }
 func (e applyError) Unwrap() error { return e.err }
 
-// run is the follower's goroutine: set up the consumer, then fetch, apply,
-// make durable, ack; on errors back off and retry without skipping.
+// errReplay ends a reader: the followed data was rebuilt and the stream
+// is read again from the start.
+var errReplay = errors.New("follow: replaying the stream from the start")
+
+// run is the follower's goroutine: read the stream from the applied
+// position, apply, repeat; on errors back off and read again from the
+// applied position, never skipping.
 func (f *Follower) run(ctx context.Context) {
 	defer close(f.done)
 	backoff := time.Duration(0)
@@ -411,147 +556,98 @@ func (f *Follower) run(ctx context.Context) {
 		}
 	}
 	for ctx.Err() == nil {
-		f.setState(StateConnecting)
-		cons, err := f.setup(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
+		if *f.cfg.CreateStream {
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := natsstream.EnsureStream(sctx, f.js, f.cfg.Stream, f.cfg.subjects())
+			cancel()
+			if err != nil {
+				f.setErr(err)
+				f.log.Warn("follow: creating the stream failed; retrying", "err", err)
+				if !sleep() {
+					return
+				}
+				continue
 			}
-			f.setErr(err)
-			if errors.Is(err, errGap) {
-				f.setState(StateHalted)
-			}
-			f.log.Warn("follow: setting up the consumer failed; retrying", "err", err)
-			if !sleep() {
-				return
-			}
-			continue
 		}
-		backoff = 0
+		r := natsstream.NewReader(f.js, f.cfg.Stream, f.cfg.subjects(), f.applied.Load(),
+			natsstream.ReaderOptions{Buffer: max(1024, 4*f.cfg.Batch)})
+		f.reader.Store(r)
 		if f.caughtUp.Load() {
 			f.setState(StateFollowing)
 		} else {
 			f.setState(StateCatchingUp)
 		}
-		err = f.consume(ctx, cons)
+		err := f.consume(ctx, r)
+		r.Close()
 		if ctx.Err() != nil {
 			return
 		}
+		if errors.Is(err, errReplay) {
+			backoff = 0
+			continue
+		}
 		f.setErr(err)
-		f.log.Warn("follow: consuming stopped; setting up again", "err", err)
+		if errors.Is(err, natsstream.ErrTruncated) {
+			s := err.Error()
+			f.truncated.Store(&s)
+			f.setState(StateHalted)
+			f.log.Error("follow: the stream no longer holds the changes after the applied position; "+
+				"the keys answer maybe (load a snapshot or rebuild)", "applied", f.applied.Load(), "err", err)
+			backoff = 5 * time.Second
+		} else {
+			f.log.Warn("follow: reading stopped; reading again from the applied position", "err", err)
+		}
 		if !sleep() {
 			return
 		}
 	}
 }
 
-var errGap = errors.New("follow: the stream no longer holds the messages after the applied position")
-
-// setup makes sure the stream exists, checks for a retention gap and
-// returns the durable consumer, resumed or recreated to deliver from the
-// applied position + 1.
-func (f *Follower) setup(ctx context.Context) (jetstream.Consumer, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if *f.cfg.CreateStream {
-		if err := natsstream.EnsureStream(ctx, f.js, f.cfg.Stream, f.cfg.subjects()); err != nil {
-			return nil, err
-		}
-	}
-	st, err := f.js.Stream(ctx, f.cfg.Stream)
-	if err != nil {
-		return nil, fmt.Errorf("follow: stream %s: %w", f.cfg.Stream, err)
-	}
-	state := st.CachedInfo().State
-	f.streamLast.Store(state.LastSeq)
-	p := f.applied.Load()
-	if state.FirstSeq > p+1 && state.Msgs > 0 && !f.cfg.AllowGap {
-		return nil, fmt.Errorf("%w: applied %d, the stream starts at %d (retention removed messages); "+
-			"rebuild the keys (delete them and the position key) or set \"allow_gap\"", errGap, p, state.FirstSeq)
-	}
-	filters := slices.Sorted(slices.Values(f.cfg.subjects()))
-	cons, err := st.Consumer(ctx, f.cfg.Consumer)
-	switch {
-	case err == nil:
-		info := cons.CachedInfo()
-		have := slices.Sorted(slices.Values(info.Config.FilterSubjects))
-		if info.Config.FilterSubject != "" {
-			have = append(have, info.Config.FilterSubject)
-		}
-		if slices.Equal(have, filters) && info.Config.AckPolicy == jetstream.AckAllPolicy &&
-			info.Delivered.Stream == p && info.AckFloor.Stream == p && info.NumAckPending == 0 {
-			return cons, nil
-		}
-		f.log.Info("follow: recreating the durable consumer at the applied position", "consumer", f.cfg.Consumer,
-			"applied", p, "delivered", info.Delivered.Stream, "ack_floor", info.AckFloor.Stream)
-		if err := st.DeleteConsumer(ctx, f.cfg.Consumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-			return nil, fmt.Errorf("follow: deleting consumer %s: %w", f.cfg.Consumer, err)
-		}
-	case !errors.Is(err, jetstream.ErrConsumerNotFound):
-		return nil, fmt.Errorf("follow: consumer %s: %w", f.cfg.Consumer, err)
-	}
-	cc := jetstream.ConsumerConfig{
-		Durable:        f.cfg.Consumer,
-		Description:    "probly serve --follow",
-		FilterSubjects: filters,
-		AckPolicy:      jetstream.AckAllPolicy,
-		AckWait:        time.Minute,
-		MaxAckPending:  4 * f.cfg.Batch,
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-	}
-	if p > 0 {
-		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, p+1
-	}
-	cons, err = st.CreateConsumer(ctx, cc)
-	if err != nil {
-		return nil, fmt.Errorf("follow: creating consumer %s: %w", f.cfg.Consumer, err)
-	}
-	return cons, nil
-}
-
-// consume fetches and applies until ctx ends or the consumer fails.
-func (f *Follower) consume(ctx context.Context, cons jetstream.Consumer) error {
-	var pending []jetstream.Msg
+// consume applies what r delivers until ctx ends or r fails. A message
+// is applied as soon as it arrives; what arrived meanwhile is applied with
+// it, up to Config.Batch.
+func (f *Follower) consume(ctx context.Context, r *natsstream.Reader) error {
+	pending := make([]natsstream.Message, 0, f.cfg.Batch)
 	haltBackoff := time.Duration(0)
 	for ctx.Err() == nil {
+		// Before every batch: a removed key must not be re-created by an
+		// add (CF.ADD creates a missing key) with the earlier items gone.
 		if err := f.verify(); err != nil {
 			f.replayFromStart(err)
-			return err
+			return errReplay
 		}
 		if len(pending) == 0 {
-			batch, err := cons.Fetch(f.cfg.Batch, jetstream.FetchMaxWait(time.Second))
+			wctx, cancel := context.WithTimeout(ctx, time.Second)
+			m, err := r.Next(wctx)
+			cancel()
 			if err != nil {
-				return fmt.Errorf("follow: fetch: %w", err)
+				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+					continue
+				}
+				return err
 			}
-			for m := range batch.Messages() {
+			pending = append(pending, m)
+			for len(pending) < f.cfg.Batch {
+				m, ok, err := r.TryNext()
+				if !ok {
+					if err != nil && len(pending) == 0 {
+						return err
+					}
+					break
+				}
 				pending = append(pending, m)
 			}
-			if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
-				if len(pending) == 0 {
-					return fmt.Errorf("follow: fetch: %w", err)
-				}
-			}
-			if len(pending) == 0 {
-				f.idle(ctx, cons)
-				continue
-			}
+			f.inflight.Store(uint64(len(pending)))
 		}
-		n, last, err := f.applyBatch(pending)
+		n, err := f.applyBatch(pending)
+		f.inflight.Store(uint64(len(pending) - n))
 		if n > 0 {
-			if aerr := last.DoubleAck(ctx); aerr != nil && ctx.Err() == nil {
-				f.log.Warn("follow: ack failed (the consumer is recreated at the applied position)", "err", aerr)
-				pending = nil
-				return fmt.Errorf("follow: ack: %w", aerr)
-			}
-			if meta, merr := last.Metadata(); merr == nil {
-				f.pending.Store(meta.NumPending + uint64(len(pending)-n))
-				f.streamLast.Store(max(f.streamLast.Load(), meta.Sequence.Stream+meta.NumPending))
-				if meta.NumPending == 0 && n == len(pending) {
-					f.markCaughtUp()
-				}
+			f.notify()
+			if last := pending[n-1]; last.Pending == 0 && n == len(pending) && r.Buffered() == 0 {
+				f.markCaughtUp()
 			}
 		}
-		pending = pending[n:]
+		pending = pending[:copy(pending, pending[n:])]
 		if err != nil {
 			// Halted: keep the rest and retry them; the keys answer maybe.
 			f.setErr(err)
@@ -579,19 +675,50 @@ func (f *Follower) consume(ctx context.Context, cons jetstream.Consumer) error {
 	return ctx.Err()
 }
 
-// idle refreshes the lag when a fetch returned nothing.
-func (f *Follower) idle(ctx context.Context, cons jetstream.Consumer) {
-	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	info, err := cons.Info(ictx)
-	if err != nil {
-		return
-	}
-	f.pending.Store(info.NumPending)
-	f.streamLast.Store(max(f.streamLast.Load(), info.Delivered.Stream+info.NumPending))
-	if info.NumPending == 0 && info.NumAckPending == 0 {
-		f.markCaughtUp()
-		f.setState(StateFollowing)
+// poll asks the server for the stream's state every pollInterval: the lag
+// (what the server has not delivered plus what waits to be applied), the
+// stream's first and last sequence, and contact (CaughtUp needs contact
+// within MaxStale). A stream that no longer holds the messages after the
+// reader's position (retention overtook it) halts the keys' trust.
+func (f *Follower) poll(ctx context.Context) {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		r := f.reader.Load()
+		if r == nil {
+			continue
+		}
+		if c := r.LastContact(); !c.IsZero() && c.UnixNano() > f.contact.Load() {
+			f.contact.Store(c.UnixNano())
+		}
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		applied := f.applied.Load()
+		st, err := r.Info(pctx, applied)
+		cancel()
+		if err != nil {
+			continue
+		}
+		f.contact.Store(time.Now().UnixNano())
+		f.streamLast.Store(st.LastSeq)
+		f.streamHead.Store(st.FirstSeq)
+		lag := st.Undelivered + f.inflight.Load()
+		f.lag.Store(lag)
+		if st.Known && lag == 0 && f.truncated.Load() == nil {
+			f.markCaughtUp()
+			if f.State() == StateCatchingUp {
+				f.setState(StateFollowing)
+			}
+		}
+		if d := r.Delivered(); st.FirstSeq > d+1 && f.truncated.Load() == nil {
+			s := fmt.Sprintf("the stream starts at %d, after the last message read (%d): retention removed changes not yet read", st.FirstSeq, d)
+			f.truncated.Store(&s)
+			f.log.Error("follow: "+s+"; the keys answer maybe (load a snapshot or rebuild)", "applied", applied)
+		}
 	}
 }
 
@@ -601,46 +728,62 @@ func (f *Follower) markCaughtUp() {
 	}
 }
 
+// notify wakes the FOLLOW.WAIT callers.
+func (f *Follower) notify() {
+	ch := make(chan struct{})
+	close(*f.wake.Swap(&ch))
+}
+
+// WaitApplied blocks until the follower has applied every change up to
+// stream position seq (the sequence a publish acknowledgement returns),
+// ctx ends or the follower stops, and returns the applied position then:
+// ≥ seq when reached. Reads of the followed keys after it returns ≥ seq
+// reflect every change up to seq. Safe for concurrent use; costs one
+// channel wait per applied batch.
+func (f *Follower) WaitApplied(ctx context.Context, seq uint64) uint64 {
+	for {
+		ch := *f.wake.Load()
+		a := f.applied.Load()
+		if a >= seq || f.State() == StateStopped {
+			return a
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return f.applied.Load()
+		}
+	}
+}
+
 // verify checks that nobody removed what the follower wrote: the position
-// key (FLUSHALL, DEL) and the followed keys it created.
+// key and the followed keys (clients cannot, since they are read-only, but
+// a snapshot restored behind the follower's back can).
 func (f *Follower) verify() error {
 	pos, err := f.readPosition()
 	if err != nil {
 		return err
 	}
 	if pos != f.logged {
-		return fmt.Errorf("follow: the position key holds %d, the follower wrote %d (FLUSHALL or a manual change)", pos, f.logged)
+		return fmt.Errorf("follow: the position key holds %d, the follower wrote %d", pos, f.logged)
 	}
 	for _, ks := range f.keys {
-		if !ks.written.Load() {
-			continue
-		}
-		missing := true
-		f.d.Store.View([]byte(ks.name), func(v keyspace.Value) { missing = v == nil })
-		if missing {
+		if ok, _ := f.exists(ks.name); !ok {
 			return fmt.Errorf("follow: followed key %s was removed", ks.ref)
 		}
 	}
 	return nil
 }
 
-// replayFromStart handles a key space that lost followed data: it starts
-// over from the beginning of the stream (adds are re-applied; a cuckoo key
-// that kept its items gets second copies, false positives only). Until it
-// catches up again the keys answer maybe.
+// replayFromStart handles a key space that lost followed data: it deletes
+// the followed keys and the position, re-creates the keys and follows from
+// the start of the stream (so nothing is applied twice). Until it catches
+// up again the keys answer maybe.
 func (f *Follower) replayFromStart(reason error) {
 	f.log.Warn("follow: replaying the stream from the start", "reason", reason)
 	f.replays.Add(1)
 	f.caughtUp.Store(false)
-	f.applied.Store(0)
-	for _, ks := range f.keys {
-		ks.written.Store(false)
-	}
-	f.logged = 0
-	if p, err := f.readPosition(); err != nil || p != 0 {
-		if _, err := f.exec([]byte("DEL"), []byte(f.cfg.PositionKey)); err != nil {
-			f.log.Error("follow: resetting the position key failed", "err", err)
-		}
+	if err := f.reset(); err != nil {
+		f.log.Error("follow: resetting the followed keys failed", "err", err)
 	}
 	for i, k := range f.cfg.Keys {
 		if err := f.prepareKey(k, f.keys[i]); err != nil {
@@ -649,11 +792,15 @@ func (f *Follower) replayFromStart(reason error) {
 	}
 }
 
+// batchCommand is the command that applies a run of adds to one key in
+// one call, by key type.
+var batchCommand = map[string][]byte{"bf": []byte("BF.MADD"), "pf": []byte("PFADD")}
+
 // applyBatch applies msgs in order. It returns how many were processed
-// (applied or skipped as already applied), the last of them, and the error
-// that stopped it. Every processed message is durable (per appendfsync)
-// and covered by the position key when it returns.
-func (f *Follower) applyBatch(msgs []jetstream.Msg) (n int, last jetstream.Msg, err error) {
+// (applied or skipped as already applied) and the error that stopped it.
+// Every processed message is covered by the position key and written to
+// the AOF (durable per appendfsync) when it returns.
+func (f *Follower) applyBatch(msgs []natsstream.Message) (n int, err error) {
 	maxSeq := f.unsynced // records of an earlier batch whose Wait failed
 	note := func(seq uint64) { maxSeq = max(maxSeq, seq) }
 	defer func() {
@@ -662,32 +809,27 @@ func (f *Follower) applyBatch(msgs []jetstream.Msg) (n int, last jetstream.Msg, 
 			seq, perr := f.writePosition(applied)
 			note(seq)
 			if perr != nil && err == nil {
-				err, n = perr, 0
+				err = perr
 			}
 		}
 		if werr := f.d.Wait(maxSeq); werr != nil {
 			f.unsynced = maxSeq
-			err, n = applyError{fmt.Errorf("follow: the AOF is not durable: %w", werr)}, 0
+			if err == nil {
+				err = applyError{fmt.Errorf("follow: the AOF is not durable: %w", werr)}
+			}
 		} else {
 			f.unsynced = 0
-		}
-		if n > 0 {
-			last = msgs[n-1]
 		}
 	}()
 	i := 0
 	for i < len(msgs) {
 		m := msgs[i]
-		meta, merr := m.Metadata()
-		if merr != nil {
-			return i, nil, fmt.Errorf("follow: message metadata: %w", merr)
-		}
-		seq := meta.Sequence.Stream
-		if seq <= f.applied.Load() { // redelivered
+		seq := m.Seq
+		if seq <= f.applied.Load() { // cannot happen with a Reader; be safe
 			i++
 			continue
 		}
-		b, ok := f.bind[m.Subject()]
+		b, ok := f.bind[m.Subject]
 		if !ok { // not ours (the consumer filters; be safe)
 			f.applied.Store(seq)
 			i++
@@ -695,64 +837,59 @@ func (f *Follower) applyBatch(msgs []jetstream.Msg) (n int, last jetstream.Msg, 
 		}
 		ks := f.keys[b.key]
 		switch {
-		case b.op == guard.OpAdd && f.isBF[b.key]:
-			// Batch the run of adds to this key into one BF.MADD.
+		case b.op == guard.OpAdd && batchCommand[ks.typ] != nil:
+			// Batch the run of adds to this key into one command.
 			j := i + 1
-			items := [][]byte{m.Data()}
-			for j < len(msgs) && len(items) < 1024 {
-				nb, ok := f.bind[msgs[j].Subject()]
-				mm, e := msgs[j].Metadata()
-				if !ok || nb != b || e != nil || mm.Sequence.Stream <= f.applied.Load() {
-					break
-				}
-				items = append(items, msgs[j].Data())
+			for j < len(msgs) && j-i < 1024 && f.bind[msgs[j].Subject] == b {
 				j++
 			}
-			args := append([][]byte{[]byte("BF.MADD"), []byte(ks.name)}, items...)
+			args := append(f.args[:0], batchCommand[ks.typ], []byte(ks.name))
+			for _, mm := range msgs[i:j] {
+				args = append(args, mm.Data)
+			}
+			f.args = args
 			s, e := f.exec(args...)
 			note(s)
+			clear(f.args)
 			if e == nil {
-				f.applied.Store(seqOf(msgs[j-1]))
+				f.applied.Store(msgs[j-1].Seq)
 				ks.adds.Add(uint64(j - i))
-				ks.written.Store(true)
 				f.messages.Add(uint64(j - i))
 				i = j
 				continue
 			}
 			// Find the first item that fails, applying the ones before
-			// (re-adding an item BF.MADD added changes nothing).
+			// (re-adding an item the batch added changes nothing).
 			for ; i < j; i++ {
-				s, e := f.exec([]byte("BF.ADD"), []byte(ks.name), msgs[i].Data())
+				s, e := f.exec(batchCommand[ks.typ], []byte(ks.name), msgs[i].Data)
 				note(s)
 				if e != nil {
-					return i, nil, applyError{fmt.Errorf("follow: adding to %s (message %d): %w", ks.ref, seqOf(msgs[i]), e)}
+					return i, applyError{fmt.Errorf("follow: adding to %s (message %d): %w", ks.ref, msgs[i].Seq, e)}
 				}
-				f.applied.Store(seqOf(msgs[i]))
+				f.applied.Store(msgs[i].Seq)
 				ks.adds.Add(1)
-				ks.written.Store(true)
 				f.messages.Add(1)
 			}
 			continue
 		case b.op == guard.OpAdd:
-			s, e := f.exec([]byte("CF.ADD"), []byte(ks.name), m.Data())
+			s, e := f.exec([]byte("CF.ADD"), []byte(ks.name), m.Data)
 			note(s)
 			if e != nil {
-				return i, nil, applyError{fmt.Errorf("follow: adding to %s (message %d): %w", ks.ref, seq, e)}
+				return i, applyError{fmt.Errorf("follow: adding to %s (message %d): %w", ks.ref, seq, e)}
 			}
 			ks.adds.Add(1)
-			ks.written.Store(true)
-		case f.isBF[b.key]:
-			// A Bloom filter cannot delete: the item stays (a false
-			// positive). Nothing to log.
+		case ks.typ != "cf":
+			// A Bloom filter or an HLL cannot delete: the item stays (a
+			// false positive; counted in the cardinality). Nothing to log.
 			ks.ignoredDeletes.Add(1)
 		default:
 			// Position first, then the delete (see the package doc).
 			s, e := f.writePosition(seq)
 			note(s)
 			if e != nil {
-				return i, nil, e
+				return i, e
 			}
-			s, e = f.exec([]byte("CF.DEL"), []byte(ks.name), m.Data())
+			s, e = f.exec([]byte("CF.DEL"), []byte(ks.name), m.Data)
 			note(s)
 			if e != nil && !bytes.Contains([]byte(e.Error()), []byte("Not found")) {
 				// The position already covers this delete: it is skipped
@@ -765,15 +902,7 @@ func (f *Follower) applyBatch(msgs []jetstream.Msg) (n int, last jetstream.Msg, 
 		f.messages.Add(1)
 		i++
 	}
-	return i, nil, nil
-}
-
-func seqOf(m jetstream.Msg) uint64 {
-	meta, err := m.Metadata()
-	if err != nil {
-		return 0
-	}
-	return meta.Sequence.Stream
+	return i, nil
 }
 
 // writePosition records pos in the position key.
@@ -818,3 +947,7 @@ func replyError(b []byte) (string, bool) {
 	}
 	return "", false
 }
+
+// loadSnapshot loads the newest snapshot of the followed keys, if snapshots
+// are configured, into a replica that has none of them.
+func (f *Follower) loadSnapshot(ctx context.Context) error { return nil }

@@ -222,17 +222,6 @@ func TestKill9ResumesWithoutGaps(t *testing.T) {
 			dups++
 		}
 	}
-	cons, err := ns.js.Consumer(ctx, "USERS", "probly")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ci, err := cons.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ci.AckFloor.Stream != want || ci.NumPending != 0 {
-		t.Fatalf("consumer ack floor %d, pending %d; want %d, 0", ci.AckFloor.Stream, ci.NumPending, want)
-	}
 	t.Logf("%d kills; %d messages applied; %d users, %d open sessions present; %d sessions with a second copy (an add re-applied after a kill between its record and the position record)",
 		kills, want, len(users), len(kept), dups)
 }

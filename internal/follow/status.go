@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -12,14 +13,52 @@ import (
 )
 
 // CaughtUp reports whether the followed keys' negatives are trusted: the
-// follower has caught up with the stream since it started (or last replayed
-// it), is not halted, and lags by at most Config.MaxLag messages (when
-// set).
-func (f *Follower) CaughtUp() bool {
-	if !f.caughtUp.Load() || f.State() == StateHalted || f.State() == StateStopped {
-		return false
+// follower has caught up with the stream since it started (or last
+// replayed it), is not halted, the stream still holds every change it has
+// not read, it heard from the stream within Config.MaxStale, and it lags
+// by at most Config.MaxLag messages (when set).
+func (f *Follower) CaughtUp() bool { return f.NotReadyReason() == "" }
+
+// NotReadyReason says why CaughtUp is false ("" when it is true), for
+// /readyz and INFO follow_not_ready_reason.
+func (f *Follower) NotReadyReason() string {
+	switch st := f.State(); {
+	case st == StateStopped:
+		return "stopped"
+	case st == StateHalted:
+		if t := f.truncated.Load(); t != nil {
+			return "halted: " + *t
+		}
+		return "halted by an error (follow_last_error), retrying"
+	case f.truncated.Load() != nil:
+		return "halted: " + *f.truncated.Load()
+	case !f.caughtUp.Load():
+		return "catching up with the stream"
 	}
-	return f.cfg.MaxLag == 0 || f.pending.Load() <= f.cfg.MaxLag
+	if age := f.ContactAge(); age > time.Duration(f.cfg.MaxStale) {
+		return fmt.Sprintf("no contact with the stream for %s (max_stale %s)", age.Round(time.Millisecond), time.Duration(f.cfg.MaxStale))
+	}
+	if lag := f.lag.Load(); f.cfg.MaxLag != 0 && lag > f.cfg.MaxLag {
+		return fmt.Sprintf("lag %d messages is over max_lag %d", lag, f.cfg.MaxLag)
+	}
+	return ""
+}
+
+// ContactAge is how long ago the follower last heard from the stream (a
+// message or a successful state request); since Start if never.
+func (f *Follower) ContactAge() time.Duration {
+	n := f.contact.Load()
+	if n == 0 {
+		return time.Since(f.started)
+	}
+	return time.Since(time.Unix(0, n))
+}
+
+// Connected reports whether the follower has a NATS connection and a
+// consumer reading the stream.
+func (f *Follower) Connected() bool {
+	r := f.reader.Load()
+	return f.nc != nil && f.nc.IsConnected() && r != nil && r.Connected()
 }
 
 // Ready is /readyz's condition: caught up.
@@ -28,8 +67,10 @@ func (f *Follower) Ready() bool { return f.CaughtUp() }
 // Applied returns the stream sequence of the last applied message.
 func (f *Follower) Applied() uint64 { return f.applied.Load() }
 
-// Lag returns the messages known to wait after the applied position.
-func (f *Follower) Lag() uint64 { return f.pending.Load() }
+// Lag returns the messages of the followed subjects the server reported
+// after the applied position at the last poll (every 250 ms while the
+// stream answers), including those delivered but not yet applied.
+func (f *Follower) Lag() uint64 { return f.lag.Load() }
 
 // followed reports whether key is a followed key (allocation-free).
 func (f *Follower) followed(key []byte) bool {
@@ -43,8 +84,12 @@ func (f *Follower) followed(key []byte) bool {
 
 // WrapReads makes BF.EXISTS, BF.MEXISTS, CF.EXISTS and CF.MEXISTS answer 1
 // (maybe) for every item of a followed key while the follower is not
-// caught up. Call it before the server serves.
+// caught up, and makes FOLLOW.WAIT (Register) wait for this follower.
+// Call it before the server serves.
 func (f *Follower) WrapReads(t *command.Table) {
+	if spec := t.Lookup([]byte(WaitCommand)); spec != nil {
+		spec.Handler = f.waitHandler
+	}
 	for _, name := range []string{"bf.exists", "bf.mexists", "cf.exists", "cf.mexists"} {
 		spec := t.Lookup([]byte(name))
 		if spec == nil || spec.Handler == nil {
@@ -84,11 +129,29 @@ func (f *Follower) Info(kv func(key string, value any)) {
 	kv("follow_position_key", f.cfg.PositionKey)
 	kv("follow_state", f.State())
 	kv("follow_caught_up", f.CaughtUp())
+	kv("follow_not_ready_reason", f.NotReadyReason())
+	kv("follow_connected", f.Connected())
+	server := ""
+	if f.nc != nil && f.nc.IsConnected() {
+		server = f.nc.ConnectedUrlRedacted()
+		if server == "" && f.embedded != nil {
+			server = "embedded"
+		}
+	}
+	kv("follow_server", server)
+	kv("follow_last_contact_ms", f.ContactAge().Milliseconds())
+	kv("follow_max_stale_ms", time.Duration(f.cfg.MaxStale).Milliseconds())
 	kv("follow_applied_seq", f.applied.Load())
+	kv("follow_stream_first_seq", f.streamHead.Load())
 	kv("follow_stream_last_seq", f.streamLast.Load())
-	kv("follow_lag", f.pending.Load())
+	kv("follow_lag", f.lag.Load())
 	kv("follow_messages_applied", f.messages.Load())
 	kv("follow_replays", f.replays.Load())
+	var resets uint64
+	if r := f.reader.Load(); r != nil {
+		resets = r.Resets()
+	}
+	kv("follow_consumer_resets", resets)
 	last := ""
 	if e := f.lastErr.Load(); e != nil {
 		last = strings.NewReplacer("\r", " ", "\n", " ").Replace(*e)
@@ -133,7 +196,8 @@ func (f *Follower) Readyz() string {
 	var b strings.Builder
 	f.Info(func(k string, v any) {
 		switch k {
-		case "follow_state", "follow_caught_up", "follow_applied_seq", "follow_stream_last_seq", "follow_lag", "follow_last_error":
+		case "follow_state", "follow_caught_up", "follow_not_ready_reason", "follow_connected", "follow_last_contact_ms",
+			"follow_applied_seq", "follow_stream_last_seq", "follow_lag", "follow_last_error":
 			if x, ok := v.(bool); ok {
 				v = map[bool]int{false: 0, true: 1}[x]
 			}
@@ -151,8 +215,11 @@ func (f *Follower) Collector() prometheus.Collector {
 	}
 	c.applied = d("applied_sequence", "Stream sequence of the last applied change message.")
 	c.last = d("stream_last_sequence", "Last stream sequence the follower knows of.")
-	c.lag = d("lag_messages", "Change messages waiting after the applied position.")
-	c.caught = d("caught_up", "1 when the followed keys' negatives are trusted (caught up, not halted).")
+	c.lag = d("lag_messages", "Change messages after the applied position, as the stream reported at the last poll.")
+	c.caught = d("caught_up", "1 when the followed keys' negatives are trusted (caught up, not halted, not stale, lag within max_lag).")
+	c.connected = d("connected", "1 while connected to NATS with a consumer reading the stream.")
+	c.contact = d("last_contact_age_seconds", "Seconds since the follower last heard from the stream.")
+	c.resets = d("consumer_resets_total", "Consumers dropped and recreated at the applied position after a break (gap, lost connection, deleted consumer).")
 	c.halted = d("halted", "1 while applying is stopped by an error (retried).")
 	c.msgs = d("messages_applied_total", "Change messages applied.")
 	c.replays = d("replays_total", "Times the stream was replayed from the start after followed data was removed.")
@@ -163,10 +230,11 @@ func (f *Follower) Collector() prometheus.Collector {
 type collector struct {
 	f                                                         *Follower
 	applied, last, lag, caught, halted, msgs, replays, events *prometheus.Desc
+	connected, contact, resets                                *prometheus.Desc
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.applied, c.last, c.lag, c.caught, c.halted, c.msgs, c.replays, c.events} {
+	for _, d := range []*prometheus.Desc{c.applied, c.last, c.lag, c.caught, c.halted, c.msgs, c.replays, c.events, c.connected, c.contact, c.resets} {
 		ch <- d
 	}
 }
@@ -184,8 +252,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	g(c.applied, float64(f.applied.Load()))
 	g(c.last, float64(f.streamLast.Load()))
-	g(c.lag, float64(f.pending.Load()))
+	g(c.lag, float64(f.lag.Load()))
 	g(c.caught, b(f.CaughtUp()))
+	g(c.connected, b(f.Connected()))
+	g(c.contact, f.ContactAge().Seconds())
+	var resets uint64
+	if r := f.reader.Load(); r != nil {
+		resets = r.Resets()
+	}
+	ch <- prometheus.MustNewConstMetric(c.resets, prometheus.CounterValue, float64(resets))
 	g(c.halted, b(f.State() == StateHalted))
 	ch <- prometheus.MustNewConstMetric(c.msgs, prometheus.CounterValue, float64(f.messages.Load()))
 	ch <- prometheus.MustNewConstMetric(c.replays, prometheus.CounterValue, float64(f.replays.Load()))

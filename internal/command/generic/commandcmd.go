@@ -61,6 +61,7 @@ var docs = map[string]doc{
 	"flushdb":          {"Removes all keys from the current database.", "1.0.0", "server", []string{"@keyspace", "@write", "@slow", "@dangerous"}},
 	"save":             {"Synchronously saves the database to disk.", "1.0.0", "server", []string{"@admin", "@slow", "@dangerous"}},
 	"bgsave":           {"Asynchronously saves the database to disk.", "1.0.0", "server", []string{"@admin", "@slow", "@dangerous"}},
+	"follow.wait":      {"Waits until the follower has applied the change stream up to a position (serve --follow).", "7.4.0", "server", []string{"@slow", "@connection"}},
 	"lastsave":         {"Returns the Unix timestamp of the last successful save to disk.", "1.0.0", "server", []string{"@fast", "@admin", "@dangerous"}},
 }
 
