@@ -2,10 +2,12 @@ package follow
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/probly/probly/guard/natsstream"
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/bf"
 	"github.com/probly/probly/internal/command/cf"
@@ -400,4 +405,278 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		dst := newSnapNode(t)
 		_, _ = restore(dst.r.run, b, s.stream, keys, "\x00pos")
 	})
+}
+
+// startJS starts an embedded JetStream server for the test.
+func startJS(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	e, err := natsstream.StartEmbedded(natsstream.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	nc, js, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return js
+}
+
+func TestSnapshotObjectStore(t *testing.T) {
+	ctx := context.Background()
+	js := startJS(t)
+	src := newSnapNode(t)
+	src.fill()
+	data, err := capture(src.r.run, "USERS", snapKeys, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := getSnapshot(ctx, js, "snaps", "USERS", 1<<30); !errors.Is(err, ErrNoSnapshot) {
+		t.Fatalf("no bucket: %v", err)
+	}
+	if _, err := publishedPosition(ctx, js, "snaps", "USERS"); !errors.Is(err, ErrNoSnapshot) {
+		t.Fatalf("no bucket: %v", err)
+	}
+	if _, err := putSnapshot(ctx, js, "snaps", 1, "ORDERS", data); !errors.Is(err, ErrSnapshotStream) {
+		t.Fatalf("put under another stream: %v", err)
+	}
+	if _, err := putSnapshot(ctx, js, "snaps", 1, "USERS", []byte("not a snapshot")); !errors.Is(err, ErrSnapshotMagic) {
+		t.Fatalf("put garbage: %v", err)
+	}
+	info, err := putSnapshot(ctx, js, "snaps", 1, "USERS", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size != uint64(len(data)) || info.Metadata[metaPosition] != "42" {
+		t.Fatalf("object info: size %d, metadata %v", info.Size, info.Metadata)
+	}
+	if _, err := getSnapshot(ctx, js, "snaps", "ORDERS", 1<<30); !errors.Is(err, ErrNoSnapshot) {
+		t.Fatalf("no object: %v", err)
+	}
+	got, err := getSnapshot(ctx, js, "snaps", "USERS", 1<<30)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("get: %v (%d bytes, put %d)", err, len(got), len(data))
+	}
+	// The bucket was created with file storage.
+	obs, err := js.ObjectStore(ctx, "snaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := obs.Status(ctx); err != nil || st.Storage() != jetstream.FileStorage || st.Replicas() != 1 {
+		t.Fatalf("bucket status %v: %v", st, err)
+	}
+
+	// The newest object replaces the previous one.
+	src.do("BF.ADD", "users", "one-more")
+	data2, err := capture(src.r.run, "USERS", snapKeys, 43)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putSnapshot(ctx, js, "snaps", 1, "USERS", data2); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := getSnapshot(ctx, js, "snaps", "USERS", 1<<30); err != nil || !bytes.Equal(got, data2) {
+		t.Fatalf("get after replace: %v", err)
+	}
+	if p, err := publishedPosition(ctx, js, "snaps", "USERS"); err != nil || p != 43 {
+		t.Fatalf("published position %d, %v", p, err)
+	}
+
+	// Size limit: refused before reading.
+	if _, err := getSnapshot(ctx, js, "snaps", "USERS", int64(len(data2)-1)); !errors.Is(err, ErrSnapshotTooLarge) {
+		t.Fatalf("size limit: %v", err)
+	}
+	if _, err := getSnapshot(ctx, js, "snaps", "USERS", int64(len(data2))); err != nil {
+		t.Fatalf("exactly at the size limit: %v", err)
+	}
+}
+
+// An object whose chunk was replaced behind the object store's back
+// (same size, other bytes) is refused by its digest; an object with a
+// valid digest but damaged content is refused by the decoder.
+func TestSnapshotCorruptObject(t *testing.T) {
+	ctx := context.Background()
+	js := startJS(t)
+	src := newSnapNode(t)
+	src.fill()
+	data, err := capture(src.r.run, "USERS", snapKeys, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := ensureBucket(ctx, js, "snaps", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := obs.Put(ctx, jetstream.ObjectMeta{Name: snapshotObjectName("USERS"),
+		Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(len(data) + 1)}}, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, "OBJ_snaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := "$O.snaps.C." + info.NUID
+	if err := st.Purge(ctx, jetstream.WithPurgeSubject(chunks)); err != nil {
+		t.Fatal(err)
+	}
+	tampered := bytes.Clone(data)
+	tampered[len(tampered)/2] ^= 0x40
+	if _, err := js.Publish(ctx, chunks, tampered); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := getSnapshot(ctx, js, "snaps", "USERS", 1<<30); !errors.Is(err, ErrSnapshotChecksum) {
+		t.Fatalf("tampered chunk: %v", err)
+	}
+
+	// Valid digest, damaged content: the download succeeds, restore
+	// refuses it and loads nothing.
+	if _, err := obs.PutBytes(ctx, snapshotObjectName("USERS"), tampered); err != nil {
+		t.Fatal(err)
+	}
+	got, err := getSnapshot(ctx, js, "snaps", "USERS", 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := newSnapNode(t)
+	if _, err := restore(dst.r.run, got, "USERS", snapKeys, snapPosKey); !errors.Is(err, ErrSnapshotChecksum) {
+		t.Fatalf("damaged content: %v", err)
+	}
+	if dst.do("DBSIZE") != ":0\r\n" {
+		t.Fatal("a refused snapshot loaded keys")
+	}
+}
+
+func TestSnapshotConfig(t *testing.T) {
+	var c SnapshotConfig
+	if err := c.normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Bucket != DefaultSnapshotBucket || c.Every() != time.Minute || c.Publish || !*c.Bootstrap ||
+		c.Replicas != 1 || c.MaxBytes != DefaultSnapshotMaxBytes {
+		t.Fatalf("defaults: %+v", c)
+	}
+	c = SnapshotConfig{Interval: "5m", Replicas: 3, Publish: true}
+	if err := c.normalize(); err != nil || c.Every() != 5*time.Minute {
+		t.Fatalf("%v %v", err, c.Every())
+	}
+	for _, bad := range []SnapshotConfig{
+		{Bucket: "a.b"}, {Bucket: "a b"}, {Interval: "soon"}, {Interval: "10ms"}, {Replicas: 6}, {Replicas: -1}, {MaxBytes: 10},
+	} {
+		if err := bad.normalize(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+// snapFollower is a Follower of stream USERS over a fresh snapNode,
+// connected to js, without its goroutine.
+func snapFollower(t *testing.T, js jetstream.JetStream) (*Follower, *snapNode) {
+	t.Helper()
+	n := newSnapNode(t)
+	c, err := ParseConfig([]byte(`{"url": "nats://127.0.0.1:1", "stream": "USERS", "keys": [
+	  {"key": "users", "type": "bf", "add": ["users.created"]},
+	  {"key": "sessions", "type": "cf", "add": ["sessions.opened"], "delete": ["sessions.closed"]}]}`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(c, Deps{Table: n.r.table, Config: n.r.cfg, Store: n.st, Wait: func(uint64) error { return nil }, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.js = js
+	return f, n
+}
+
+func TestPublishAndBootstrap(t *testing.T) {
+	ctx := context.Background()
+	js := startJS(t)
+	if err := natsstream.EnsureStream(ctx, js, "USERS", []string{"users.created", "sessions.opened", "sessions.closed"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := js.Publish(ctx, "users.created", []byte(fmt.Sprint("u", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc := &SnapshotConfig{Bucket: "snaps", Publish: true}
+	if err := sc.normalize(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Nothing to bootstrap from yet.
+	fresh, fn := snapFollower(t, js)
+	if loaded, _, err := fresh.bootstrap(ctx, sc); loaded || err != nil {
+		t.Fatalf("bootstrap without a snapshot: %v %v", loaded, err)
+	}
+
+	pub, pn := snapFollower(t, js)
+	if err := pub.publishSnapshot(ctx, sc); err != nil { // no position yet: nothing
+		t.Fatal(err)
+	}
+	if _, err := publishedPosition(ctx, js, "snaps", "USERS"); !errors.Is(err, ErrNoSnapshot) {
+		t.Fatalf("published without a position: %v", err)
+	}
+	pn.do(append([]string{"BF.MADD", "users"}, items("u", 5)...)...)
+	pn.do("CF.ADD", "sessions", "s1")
+	pn.do("SET", pub.cfg.PositionKey, "5")
+	if err := pub.publishSnapshot(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := publishedPosition(ctx, js, "snaps", "USERS"); err != nil || p != 5 {
+		t.Fatalf("published position %d, %v", p, err)
+	}
+	// Not newer than the published one: nothing uploaded.
+	obs, _ := js.ObjectStore(ctx, "snaps")
+	before, _ := obs.GetInfo(ctx, snapshotObjectName("USERS"))
+	if err := pub.publishSnapshot(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := obs.GetInfo(ctx, snapshotObjectName("USERS")); after.NUID != before.NUID {
+		t.Error("an unchanged position was published again")
+	}
+
+	loaded, pos, err := fresh.bootstrap(ctx, sc)
+	if err != nil || !loaded || pos != 5 {
+		t.Fatalf("bootstrap: %v %d %v", loaded, pos, err)
+	}
+	if p, ok, err := readPositionKey(fn.st, fresh.cfg.PositionKey); err != nil || !ok || p != 5 {
+		t.Fatalf("position key after bootstrap: %d %v %v", p, ok, err)
+	}
+	for _, it := range items("u", 5) {
+		if fn.do("BF.EXISTS", "users", it) != ":1\r\n" {
+			t.Fatalf("%s missing after bootstrap", it)
+		}
+	}
+	if fn.do("CF.COUNT", "sessions", "s1") != ":1\r\n" {
+		t.Fatal("cf item missing after bootstrap")
+	}
+	// A second bootstrap into the now loaded node is refused and changes
+	// nothing.
+	if loaded, _, err := fresh.bootstrap(ctx, sc); loaded || !errors.Is(err, ErrSnapshotKeys) {
+		t.Fatalf("bootstrap into loaded keys: %v %v", loaded, err)
+	}
+
+	// Retention removed messages after the snapshot: refused.
+	for range 3 {
+		if _, err := js.Publish(ctx, "users.created", []byte("late")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ := js.Stream(ctx, "USERS")
+	if err := st.Purge(ctx, jetstream.WithPurgeKeep(1)); err != nil {
+		t.Fatal(err)
+	}
+	gap, gn := snapFollower(t, js)
+	if loaded, _, err := gap.bootstrap(ctx, sc); loaded || !errors.Is(err, ErrSnapshotStream) {
+		t.Fatalf("bootstrap over a gap: %v %v", loaded, err)
+	}
+	if gn.do("DBSIZE") != ":0\r\n" {
+		t.Fatal("a refused bootstrap loaded keys")
+	}
+	off := false
+	if loaded, _, err := gap.bootstrap(ctx, &SnapshotConfig{Bucket: "snaps", Bootstrap: &off}); loaded || err != nil {
+		t.Fatalf("bootstrap off: %v %v", loaded, err)
+	}
 }
