@@ -109,7 +109,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newServeCmd(), newBloomCmd(), newCountCmd())
-	root.AddCommand(newCheckAOFCmd())
+	root.AddCommand(newCheckAOFCmd(), newFollowCmd())
 	root.SetHelpCommand(newHelpCmd())
 	requireSubcommand(root, true)
 	return root

@@ -1,0 +1,370 @@
+package follow
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// SnapshotConfig is the "snapshot" object of the --follow configuration:
+// publishing follower snapshots to a JetStream object store, and
+// bootstrapping an empty replica from the newest one. Example:
+//
+//	"snapshot": {"bucket": "probly-snapshots", "interval": "60s", "publish": true}
+//
+// A replica bootstraps when it starts with no position key and none of the
+// followed keys (a new or wiped data directory): it loads the newest
+// snapshot of the stream, then follows from the snapshot's position + 1,
+// instead of replaying the stream from its start (which retention may have
+// truncated). Publishing can be on for one replica or for each: every
+// replica publishes under the same object name, and a replica does not
+// replace a snapshot that is at least as new as its own position.
+type SnapshotConfig struct {
+	// Bucket is the object store bucket; default "probly-snapshots".
+	// Letters, digits, '-' and '_' only. The object is named
+	// "probly/follow/<stream>".
+	Bucket string `json:"bucket"`
+	// Interval between two snapshots of a publishing replica, a Go
+	// duration ("60s", "5m"); default 60s, at least 1s. A snapshot is
+	// taken only if the position moved since the published one.
+	Interval string `json:"interval"`
+	// Publish makes this replica publish snapshots; default false.
+	Publish bool `json:"publish"`
+	// Bootstrap makes an empty replica load the newest snapshot at
+	// start-up; default true. Without a snapshot in the bucket it replays
+	// the stream as before.
+	Bootstrap *bool `json:"bootstrap"`
+	// Replicas of the bucket when the publisher creates it (it is created
+	// if missing, file storage); 1 … 5, default 1. `probly follow init`
+	// creates it with the stream's replicas.
+	Replicas int `json:"replicas"`
+	// MaxBytes bounds the snapshot a replica publishes or loads, in bytes;
+	// default 1 GiB. A larger object is refused before it is read (the
+	// loader holds the whole object in memory, then the keys).
+	MaxBytes int64 `json:"max_bytes"`
+
+	interval time.Duration // parsed Interval
+}
+
+// Snapshot defaults.
+const (
+	DefaultSnapshotBucket   = "probly-snapshots"
+	DefaultSnapshotInterval = 60 * time.Second
+	DefaultSnapshotMaxBytes = 1 << 30
+	// snapshotIOTimeout bounds one publication or one download.
+	snapshotIOTimeout = 5 * time.Minute
+)
+
+// normalize applies the defaults and validates c. Errors name the field
+// (`"snapshot.interval" …`).
+func (c *SnapshotConfig) normalize() error {
+	if c.Bucket == "" {
+		c.Bucket = DefaultSnapshotBucket
+	}
+	if err := checkBucketName(c.Bucket); err != nil {
+		return fmt.Errorf(`"snapshot.bucket": %w`, err)
+	}
+	if c.Interval == "" {
+		c.interval = DefaultSnapshotInterval
+	} else {
+		d, err := time.ParseDuration(c.Interval)
+		if err != nil || d < time.Second {
+			return fmt.Errorf(`"snapshot.interval" must be a duration of at least 1s ("60s", "5m"), not %q`, c.Interval)
+		}
+		c.interval = d
+	}
+	if c.Bootstrap == nil {
+		v := true
+		c.Bootstrap = &v
+	}
+	switch {
+	case c.Replicas == 0:
+		c.Replicas = 1
+	case c.Replicas < 1 || c.Replicas > 5:
+		return fmt.Errorf(`"snapshot.replicas" must be in [1, 5], not %d`, c.Replicas)
+	}
+	switch {
+	case c.MaxBytes == 0:
+		c.MaxBytes = DefaultSnapshotMaxBytes
+	case c.MaxBytes < 64:
+		return fmt.Errorf(`"snapshot.max_bytes" must be at least 64, not %d`, c.MaxBytes)
+	}
+	return nil
+}
+
+// Every returns the interval between publications (after normalize).
+func (c *SnapshotConfig) Every() time.Duration {
+	if c.interval == 0 {
+		return DefaultSnapshotInterval
+	}
+	return c.interval
+}
+
+// checkBucketName applies JetStream's rule for bucket names.
+func checkBucketName(b string) error {
+	if b == "" || len(b) > 255 {
+		return fmt.Errorf("bucket name of %d bytes", len(b))
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return fmt.Errorf("bucket name %q may contain only letters, digits, '-' and '_'", b)
+		}
+	}
+	return nil
+}
+
+// snapshotObjectName is the object holding stream's snapshot.
+func snapshotObjectName(stream string) string { return "probly/follow/" + stream }
+
+// metaPosition is the object metadata field holding the snapshot's
+// position (so a publisher can compare without downloading).
+const metaPosition = "probly-position"
+
+// ensureBucket returns the object store bucket, creating it (file
+// storage, replicas) if it is missing.
+func ensureBucket(ctx context.Context, js jetstream.JetStream, bucket string, replicas int) (jetstream.ObjectStore, error) {
+	obs, err := js.ObjectStore(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		obs, err = js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket:      bucket,
+			Description: "probly follower snapshots",
+			Storage:     jetstream.FileStorage,
+			Replicas:    replicas,
+		})
+		if errors.Is(err, jetstream.ErrBucketExists) { // created meanwhile
+			obs, err = js.ObjectStore(ctx, bucket)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("follow: snapshot: bucket %s: %w", bucket, err)
+	}
+	return obs, nil
+}
+
+// putSnapshot stores data (an encoded follower snapshot of stream) as the
+// newest object for stream in bucket, creating the bucket if it is missing
+// (file storage, replicas). The object store replaces the previous object
+// of that name and records data's SHA-256 digest; the snapshot's position
+// goes in the object's metadata. data's header is checked first (a
+// publisher never uploads something that is not a snapshot of stream).
+// Cost: one upload of len(data) in 128 KiB chunks.
+func putSnapshot(ctx context.Context, js jetstream.JetStream, bucket string, replicas int, stream string, data []byte) (*jetstream.ObjectInfo, error) {
+	h, _, _, err := snapHeader(data)
+	if err != nil {
+		return nil, err
+	}
+	if h.stream != stream {
+		return nil, fmt.Errorf("%w: it was taken of stream %q, not %q", ErrSnapshotStream, h.stream, stream)
+	}
+	obs, err := ensureBucket(ctx, js, bucket, replicas)
+	if err != nil {
+		return nil, err
+	}
+	info, err := obs.Put(ctx, jetstream.ObjectMeta{
+		Name:        snapshotObjectName(stream),
+		Description: "probly follower snapshot (docs/FORMATS.md, Follower snapshot)",
+		Metadata:    map[string]string{metaPosition: strconv.FormatUint(h.position, 10)},
+	}, bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("follow: snapshot: storing in bucket %s: %w", bucket, err)
+	}
+	return info, nil
+}
+
+// publishedPosition returns the position recorded with stream's newest
+// object in bucket: ErrNoSnapshot if there is none, 0 if its metadata has
+// no valid position.
+func publishedPosition(ctx context.Context, js jetstream.JetStream, bucket, stream string) (uint64, error) {
+	obs, err := js.ObjectStore(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return 0, ErrNoSnapshot
+	}
+	if err != nil {
+		return 0, fmt.Errorf("follow: snapshot: bucket %s: %w", bucket, err)
+	}
+	info, err := obs.GetInfo(ctx, snapshotObjectName(stream))
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return 0, ErrNoSnapshot
+	}
+	if err != nil {
+		return 0, fmt.Errorf("follow: snapshot: bucket %s: %w", bucket, err)
+	}
+	p, _ := strconv.ParseUint(info.Metadata[metaPosition], 10, 64)
+	return p, nil
+}
+
+// getSnapshot downloads stream's newest snapshot from bucket. It returns
+// ErrNoSnapshot if the bucket or the object does not exist,
+// ErrSnapshotTooLarge (before reading) if the object is larger than
+// maxBytes, ErrSnapshotChecksum if the bytes do not match the object's
+// SHA-256 digest, ErrSnapshotTruncated if fewer bytes than its size
+// arrived. The bytes are not decoded: restore validates them. Cost: one
+// download; memory: the object's size.
+func getSnapshot(ctx context.Context, js jetstream.JetStream, bucket, stream string, maxBytes int64) ([]byte, error) {
+	obs, err := js.ObjectStore(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, fmt.Errorf("%w: no bucket %s", ErrNoSnapshot, bucket)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("follow: snapshot: bucket %s: %w", bucket, err)
+	}
+	res, err := obs.Get(ctx, snapshotObjectName(stream))
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, fmt.Errorf("%w: bucket %s holds no snapshot of stream %s", ErrNoSnapshot, bucket, stream)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("follow: snapshot: reading from bucket %s: %w", bucket, err)
+	}
+	defer res.Close()
+	info, err := res.Info()
+	if err != nil {
+		return nil, fmt.Errorf("follow: snapshot: reading from bucket %s: %w", bucket, err)
+	}
+	if info.Size > uint64(maxBytes) {
+		return nil, fmt.Errorf("%w: the object has %d bytes, snapshot.max_bytes is %d", ErrSnapshotTooLarge, info.Size, maxBytes)
+	}
+	want, err := jetstream.DecodeObjectDigest(info.Digest)
+	if err != nil || len(want) != sha256.Size {
+		return nil, fmt.Errorf("%w: the object has no valid SHA-256 digest", ErrSnapshotChecksum)
+	}
+	// Read one byte more than the size: the reader checks the digest
+	// when it reaches the end.
+	data, err := io.ReadAll(io.LimitReader(res, int64(info.Size)+1))
+	if errors.Is(err, jetstream.ErrDigestMismatch) {
+		return nil, fmt.Errorf("%w: the object's SHA-256 digest does not match its bytes", ErrSnapshotChecksum)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("follow: snapshot: reading from bucket %s: %w", bucket, err)
+	}
+	if uint64(len(data)) != info.Size {
+		return nil, fmt.Errorf("%w: %d of the object's %d bytes arrived", ErrSnapshotTruncated, len(data), info.Size)
+	}
+	if got := sha256.Sum256(data); !bytes.Equal(got[:], want) {
+		return nil, fmt.Errorf("%w: the object's SHA-256 digest does not match its bytes", ErrSnapshotChecksum)
+	}
+	return data, nil
+}
+
+// snapKeys lists the followed keys for capture and restore.
+func (f *Follower) snapKeys() []keyInfo {
+	out := make([]keyInfo, len(f.keys))
+	for i, k := range f.keys {
+		out[i] = keyInfo{name: k.name, typ: k.typ}
+	}
+	return out
+}
+
+// publishSnapshot captures the followed keys at the position in the
+// position key and stores the snapshot in sc.Bucket (created if missing).
+// Call it from the follower goroutine between batches, so the keys and the
+// position are consistent (clients cannot write followed keys); it blocks
+// that goroutine while it captures and uploads. It does nothing if no
+// position was written yet, or if the bucket already holds a snapshot at
+// the same or a later position (another replica's, or this one's) that
+// still fits the stream (not beyond its last sequence, as after the
+// stream was recreated). Errors: readPositionKey's, capture's,
+// ErrSnapshotTooLarge (over sc.MaxBytes), NATS errors; nothing changes
+// locally either way, so the caller logs and retries at the next interval.
+// Cost: one SCANDUMP per chunk of every followed key, the encoded
+// snapshot in memory, one upload.
+func (f *Follower) publishSnapshot(ctx context.Context, sc *SnapshotConfig) error {
+	if f.js == nil {
+		return errors.New("follow: snapshot: not connected to NATS")
+	}
+	pos, ok, err := readPositionKey(f.d.Store, f.cfg.PositionKey)
+	if err != nil || !ok || pos == 0 {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, snapshotIOTimeout)
+	defer cancel()
+	if newest, err := publishedPosition(ctx, f.js, sc.Bucket, f.cfg.Stream); err == nil && newest >= pos {
+		st, err := f.js.Stream(ctx, f.cfg.Stream)
+		if err != nil {
+			return fmt.Errorf("follow: snapshot: stream %s: %w", f.cfg.Stream, err)
+		}
+		if newest <= st.CachedInfo().State.LastSeq {
+			return nil
+		}
+	}
+	r := newTableRunner(f.d.Table, f.d.Store, f.d.Config, f.d.Server)
+	data, err := capture(r.run, f.cfg.Stream, f.snapKeys(), pos)
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) > sc.MaxBytes {
+		return fmt.Errorf("%w: %d bytes, snapshot.max_bytes is %d", ErrSnapshotTooLarge, len(data), sc.MaxBytes)
+	}
+	_, err = putSnapshot(ctx, f.js, sc.Bucket, sc.Replicas, f.cfg.Stream, data)
+	return err
+}
+
+// bootstrap loads the newest snapshot of the stream from sc.Bucket into an
+// empty replica and returns its position: the follower then delivers from
+// pos + 1 (set f.logged and f.applied to pos). Call it from Start after
+// connecting (f.js set) and before prepareKey (which then finds the
+// loaded keys and marks them written), only when the position key is
+// missing and no followed key exists; restore refuses otherwise.
+//
+// It returns (false, 0, nil) when sc.Bootstrap is off or the bucket holds
+// no snapshot of the stream: replay the stream as before. Any error means
+// nothing was loaded (restore removes what it began to load), except that
+// an error from Deps.Wait (the AOF is not durable) leaves the loaded keys
+// in memory: Start should then fail, as for any AOF failure. Refusals
+// before anything is loaded: getSnapshot's (ErrSnapshotTooLarge,
+// ErrSnapshotChecksum, …), decodeSnapshot's, ErrSnapshotStream (another
+// stream; a position beyond the stream's last sequence, as when the stream
+// was recreated; or before its first, when retention removed messages
+// after the snapshot), ErrSnapshotKeys. The caller may log the error and
+// fall back to replaying the stream. Cost: one download (memory: the
+// object), decoding, one command per chunk, one Wait.
+func (f *Follower) bootstrap(ctx context.Context, sc *SnapshotConfig) (loaded bool, pos uint64, err error) {
+	if sc.Bootstrap != nil && !*sc.Bootstrap {
+		return false, 0, nil
+	}
+	if f.js == nil {
+		return false, 0, errors.New("follow: snapshot: not connected to NATS")
+	}
+	ictx, cancel := context.WithTimeout(ctx, snapshotIOTimeout)
+	defer cancel()
+	data, err := getSnapshot(ictx, f.js, sc.Bucket, f.cfg.Stream, sc.MaxBytes)
+	if errors.Is(err, ErrNoSnapshot) {
+		return false, 0, nil
+	}
+	if err != nil {
+		return false, 0, err
+	}
+	h, _, _, err := snapHeader(data)
+	if err != nil {
+		return false, 0, err
+	}
+	st, err := f.js.Stream(ictx, f.cfg.Stream)
+	if err != nil {
+		return false, 0, fmt.Errorf("%w: stream %s: %w", ErrSnapshotStream, f.cfg.Stream, err)
+	}
+	state := st.CachedInfo().State
+	switch {
+	case h.position > state.LastSeq:
+		return false, 0, fmt.Errorf("%w: the snapshot is at position %d, the stream ends at %d (was it recreated?)",
+			ErrSnapshotStream, h.position, state.LastSeq)
+	case state.FirstSeq > h.position+1:
+		return false, 0, fmt.Errorf("%w: the snapshot is at position %d, the stream starts at %d (retention removed messages after it)",
+			ErrSnapshotStream, h.position, state.FirstSeq)
+	}
+	r := newTableRunner(f.d.Table, f.d.Store, f.d.Config, f.d.Server)
+	pos, err = restore(r.run, data, f.cfg.Stream, f.snapKeys(), f.cfg.PositionKey)
+	if err != nil {
+		return false, 0, err
+	}
+	if err := f.d.Wait(r.maxSeq); err != nil {
+		return false, 0, fmt.Errorf("follow: snapshot: the AOF is not durable: %w", err)
+	}
+	return true, pos, nil
+}
