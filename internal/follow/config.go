@@ -68,6 +68,10 @@ type Config struct {
 	// replica whose stream was truncated starts from a snapshot
 	// (docs/OPERATIONS.md, "Replicas"). true is an error.
 	AllowGap bool `json:"allow_gap"`
+	// Snapshot configures snapshots of the followed keys in a JetStream
+	// object store: publishing them (Publish) and starting a fresh replica
+	// from the newest one (Bootstrap, on by default).
+	Snapshot SnapshotConfig `json:"snapshot"`
 	// Keys maps subjects to keys.
 	Keys []KeyConfig `json:"keys"`
 }
@@ -237,6 +241,9 @@ func (c *Config) normalize(dataDir string) error {
 		c.MaxStale = Duration(DefaultMaxStale)
 	case time.Duration(c.MaxStale) < time.Second:
 		return fmt.Errorf(`"max_stale" must be at least 1s, not %s`, time.Duration(c.MaxStale))
+	}
+	if err := c.Snapshot.normalize(); err != nil {
+		return err
 	}
 	if c.URL == "" {
 		if c.Embedded.Dir == "" {

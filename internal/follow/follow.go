@@ -104,10 +104,12 @@ type Deps struct {
 const (
 	StateStarting   = "starting"
 	StateConnecting = "connecting"
-	StateCatchingUp = "catching_up"
-	StateFollowing  = "following"
-	StateHalted     = "halted"
-	StateStopped    = "stopped"
+	// StateBootstrapping: a fresh replica loads the newest snapshot.
+	StateBootstrapping = "bootstrapping"
+	StateCatchingUp    = "catching_up"
+	StateFollowing     = "following"
+	StateHalted        = "halted"
+	StateStopped       = "stopped"
 )
 
 // pollInterval is how often the follower asks the server for the stream's
@@ -154,6 +156,12 @@ type Follower struct {
 	messages   atomic.Uint64
 	wake       atomic.Pointer[chan struct{}] // closed when applied moves
 	started    time.Time
+
+	// Snapshot publishing (Config.Snapshot.Publish): the run goroutine
+	// captures, one upload runs at a time in the background.
+	nextPublish time.Time
+	uploading   atomic.Bool
+	published   atomic.Uint64 // snapshots uploaded
 }
 
 type keyState struct {
@@ -265,21 +273,15 @@ func (f *Follower) Start(ctx context.Context) error {
 			return fmt.Errorf("follow: %w", err)
 		}
 	}
-	if pos == 0 {
-		if err := f.loadSnapshot(ctx); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	for i, k := range f.cfg.Keys {
-		if err := f.prepareKey(k, f.keys[i]); err != nil {
-			f.Close()
-			return err
-		}
-	}
 	rctx, cancel := context.WithCancel(ctx)
 	f.cancel = cancel
-	go f.run(rctx)
+	fresh := pos == 0
+	for _, k := range f.cfg.Keys {
+		if ok, _ := f.exists(k.Key); ok {
+			fresh = false // keys an operator created: keep them, no snapshot
+		}
+	}
+	go f.run(rctx, fresh)
 	go f.poll(rctx)
 	return nil
 }
@@ -543,7 +545,7 @@ var errReplay = errors.New("follow: replaying the stream from the start")
 // run is the follower's goroutine: read the stream from the applied
 // position, apply, repeat; on errors back off and read again from the
 // applied position, never skipping.
-func (f *Follower) run(ctx context.Context) {
+func (f *Follower) run(ctx context.Context, fresh bool) {
 	defer close(f.done)
 	backoff := time.Duration(0)
 	sleep := func() bool {
@@ -555,6 +557,24 @@ func (f *Follower) run(ctx context.Context) {
 			return true
 		}
 	}
+	if fresh {
+		f.start(ctx, sleep)
+	}
+	for i, k := range f.cfg.Keys {
+		for {
+			err := f.prepareKey(k, f.keys[i])
+			if err == nil || ctx.Err() != nil {
+				break
+			}
+			f.setErr(err)
+			f.setState(StateHalted)
+			f.log.Error("follow: creating a followed key failed; retrying", "key", f.keys[i].ref, "err", err)
+			if !sleep() {
+				return
+			}
+		}
+	}
+	backoff = 0
 	for ctx.Err() == nil {
 		if *f.cfg.CreateStream {
 			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -603,6 +623,50 @@ func (f *Follower) run(ctx context.Context) {
 	}
 }
 
+// bootstrapAttempts is how many times a fresh replica tries to load the
+// newest snapshot before it follows the stream from its start.
+const bootstrapAttempts = 5
+
+// start loads the newest snapshot into a fresh replica (no position, no
+// followed items), retrying while NATS fails; a snapshot that is refused
+// (corrupt, for another stream, not covering a truncation) or cannot be
+// fetched after bootstrapAttempts leaves the keys empty, and the follower
+// reads the stream from its start (a truncated stream then halts it, the
+// keys answering maybe, with the reason).
+func (f *Follower) start(ctx context.Context, sleep func() bool) {
+	f.setState(StateBootstrapping)
+	for attempt := 1; ; attempt++ {
+		bctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		loaded, p, err := f.bootstrap(bctx, &f.cfg.Snapshot)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			if loaded {
+				f.logged = p
+				f.applied.Store(p)
+				f.log.Info("follow: started from a snapshot", "position", p)
+			}
+			return
+		}
+		f.setErr(err)
+		// Nothing trusted was loaded: remove what may have been.
+		if rerr := f.reset(); rerr != nil {
+			f.log.Error("follow: clearing a failed snapshot load failed", "err", rerr)
+		}
+		if attempt == bootstrapAttempts || errors.Is(err, ErrSnapshotStream) || errors.Is(err, ErrSnapshotKeys) ||
+			errors.Is(err, ErrSnapshotCorrupt) || errors.Is(err, ErrSnapshotChecksum) || errors.Is(err, ErrSnapshotTooLarge) {
+			f.log.Warn("follow: starting from a snapshot failed; following the stream from its start", "err", err)
+			return
+		}
+		f.log.Warn("follow: fetching the snapshot failed; retrying", "attempt", attempt, "err", err)
+		if !sleep() {
+			return
+		}
+	}
+}
+
 // consume applies what r delivers until ctx ends or r fails. A message
 // is applied as soon as it arrives; what arrived meanwhile is applied with
 // it, up to Config.Batch.
@@ -617,6 +681,7 @@ func (f *Follower) consume(ctx context.Context, r *natsstream.Reader) error {
 			return errReplay
 		}
 		if len(pending) == 0 {
+			f.maybePublish(ctx)
 			wctx, cancel := context.WithTimeout(ctx, time.Second)
 			m, err := r.Next(wctx)
 			cancel()
@@ -948,6 +1013,35 @@ func replyError(b []byte) (string, bool) {
 	return "", false
 }
 
-// loadSnapshot loads the newest snapshot of the followed keys, if snapshots
-// are configured, into a replica that has none of them.
-func (f *Follower) loadSnapshot(ctx context.Context) error { return nil }
+// maybePublish captures a snapshot of the followed keys when one is due
+// (Config.Snapshot.Publish, every Interval, after the first catch-up) and
+// uploads it in the background. It runs between batches on the run
+// goroutine, so the keys and the position are consistent; capturing costs
+// one SCANDUMP pass over the keys (applying pauses meanwhile), the upload
+// does not pause applying.
+func (f *Follower) maybePublish(ctx context.Context) {
+	sc := &f.cfg.Snapshot
+	if !sc.Publish || !f.caughtUp.Load() || time.Now().Before(f.nextPublish) || f.uploading.Load() {
+		return
+	}
+	f.nextPublish = time.Now().Add(sc.Every())
+	upload, err := f.captureSnapshot(ctx, sc)
+	if err != nil {
+		f.log.Warn("follow: capturing a snapshot failed", "err", err)
+		return
+	}
+	if upload == nil {
+		return
+	}
+	f.uploading.Store(true)
+	go func() {
+		defer f.uploading.Store(false)
+		if err := upload(ctx); err != nil {
+			if ctx.Err() == nil {
+				f.log.Warn("follow: uploading a snapshot failed", "err", err)
+			}
+			return
+		}
+		f.published.Add(1)
+	}()
+}

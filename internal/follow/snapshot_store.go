@@ -276,34 +276,50 @@ func (f *Follower) snapKeys() []keyInfo {
 // Cost: one SCANDUMP per chunk of every followed key, the encoded
 // snapshot in memory, one upload.
 func (f *Follower) publishSnapshot(ctx context.Context, sc *SnapshotConfig) error {
+	upload, err := f.captureSnapshot(ctx, sc)
+	if err != nil || upload == nil {
+		return err
+	}
+	return upload(ctx)
+}
+
+// captureSnapshot is publishSnapshot's first half, run on the follower's
+// goroutine (the keys and the position do not move meanwhile): it returns
+// the upload to run next, on any goroutine, or nil when there is nothing
+// new to publish.
+func (f *Follower) captureSnapshot(ctx context.Context, sc *SnapshotConfig) (func(context.Context) error, error) {
 	if f.js == nil {
-		return errors.New("follow: snapshot: not connected to NATS")
+		return nil, errors.New("follow: snapshot: not connected to NATS")
 	}
 	pos, ok, err := readPositionKey(f.d.Store, f.cfg.PositionKey)
 	if err != nil || !ok || pos == 0 {
-		return err
+		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, snapshotIOTimeout)
+	ictx, cancel := context.WithTimeout(ctx, snapshotIOTimeout)
 	defer cancel()
-	if newest, err := publishedPosition(ctx, f.js, sc.Bucket, f.cfg.Stream); err == nil && newest >= pos {
-		st, err := f.js.Stream(ctx, f.cfg.Stream)
+	if newest, err := publishedPosition(ictx, f.js, sc.Bucket, f.cfg.Stream); err == nil && newest >= pos {
+		st, err := f.js.Stream(ictx, f.cfg.Stream)
 		if err != nil {
-			return fmt.Errorf("follow: snapshot: stream %s: %w", f.cfg.Stream, err)
+			return nil, fmt.Errorf("follow: snapshot: stream %s: %w", f.cfg.Stream, err)
 		}
 		if newest <= st.CachedInfo().State.LastSeq {
-			return nil
+			return nil, nil
 		}
 	}
 	r := newTableRunner(f.d.Table, f.d.Store, f.d.Config, f.d.Server)
 	data, err := capture(r.run, f.cfg.Stream, f.snapKeys(), pos)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if int64(len(data)) > sc.MaxBytes {
-		return fmt.Errorf("%w: %d bytes, snapshot.max_bytes is %d", ErrSnapshotTooLarge, len(data), sc.MaxBytes)
+		return nil, fmt.Errorf("%w: %d bytes, snapshot.max_bytes is %d", ErrSnapshotTooLarge, len(data), sc.MaxBytes)
 	}
-	_, err = putSnapshot(ctx, f.js, sc.Bucket, sc.Replicas, f.cfg.Stream, data)
-	return err
+	return func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, snapshotIOTimeout)
+		defer cancel()
+		_, err := putSnapshot(ctx, f.js, sc.Bucket, sc.Replicas, f.cfg.Stream, data)
+		return err
+	}, nil
 }
 
 // bootstrap loads the newest snapshot of the stream from sc.Bucket into an

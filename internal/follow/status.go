@@ -32,6 +32,8 @@ func (f *Follower) NotReadyReason() string {
 		return "halted by an error (follow_last_error), retrying"
 	case f.truncated.Load() != nil:
 		return "halted: " + *f.truncated.Load()
+	case st == StateBootstrapping:
+		return "loading the newest snapshot (follow_last_error says why if it takes long)"
 	case !f.caughtUp.Load():
 		return "catching up with the stream"
 	}
@@ -152,6 +154,7 @@ func (f *Follower) Info(kv func(key string, value any)) {
 		resets = r.Resets()
 	}
 	kv("follow_consumer_resets", resets)
+	kv("follow_snapshots_published", f.published.Load())
 	last := ""
 	if e := f.lastErr.Load(); e != nil {
 		last = strings.NewReplacer("\r", " ", "\n", " ").Replace(*e)
