@@ -38,7 +38,7 @@ type natsServer struct {
 	js  jetstream.JetStream
 }
 
-func startNATS(t *testing.T) *natsServer {
+func startNATS(t testing.TB) *natsServer {
 	t.Helper()
 	e, err := natsstream.StartEmbedded(natsstream.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
 	if err != nil {
@@ -57,7 +57,7 @@ func startNATS(t *testing.T) *natsServer {
 	return &natsServer{url: e.ClientURL(), js: js}
 }
 
-func (n *natsServer) publish(t *testing.T, subject, item string) uint64 {
+func (n *natsServer) publish(t testing.TB, subject, item string) uint64 {
 	t.Helper()
 	ack, err := n.js.Publish(context.Background(), subject, []byte(item))
 	if err != nil {
@@ -79,7 +79,7 @@ const testConfig = `{
 // node is an in-process server without the network: key space, command
 // table, AOF (appendfsync always) and follower.
 type node struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	table *command.Table
 	cfg   *config.Registry
@@ -88,13 +88,13 @@ type node struct {
 	f     *follow.Follower
 }
 
-func openNode(t *testing.T, dir, cfgJSON string) *node {
+func openNode(t testing.TB, dir, cfgJSON string) *node {
 	t.Helper()
 	return openNodeLog(t, dir, cfgJSON, quiet())
 }
 
 // openNodeLog is openNode with the follower logging to log.
-func openNodeLog(t *testing.T, dir, cfgJSON string, log *slog.Logger) *node {
+func openNodeLog(t testing.TB, dir, cfgJSON string, log *slog.Logger) *node {
 	t.Helper()
 	n := &node{t: t, dir: dir}
 	n.table, n.cfg = app.Tables()

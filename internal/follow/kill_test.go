@@ -29,6 +29,9 @@ import (
 const childEnv = "PROBLY_FOLLOW_TEST_CHILD"
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(natsChildEnv); spec != "" {
+		runNATSChild(spec)
+	}
 	if spec := os.Getenv(childEnv); spec != "" {
 		p := strings.SplitN(spec, "|", 4)
 		err := app.Run(context.Background(), app.Options{Addr: p[0], Dir: p[1], AppendFsync: p[2], Follow: p[3], Logger: quiet()})
