@@ -1056,7 +1056,7 @@ func (r *chaosRun) chaos() {
 		case <-time.After(time.Until(begin.Add(time.Duration(i+1) * gap))):
 		}
 		what, at := ev, time.Since(begin)
-		pos := r.positions()
+		pos, acked := r.positions(), r.lastAcked()
 		switch ev {
 		case "kill":
 			f := r.fols[nextKill%len(r.fols)]
@@ -1112,7 +1112,7 @@ func (r *chaosRun) chaos() {
 		// A timeline to match skipped sequences (FALSE NEGATIVE lines)
 		// with the events around them.
 		r.t.Logf("chaos t+%v: %s, for %v (applied before: %s; last acked seq %d)",
-			at.Round(100*time.Millisecond), what, (time.Since(begin) - at).Round(100*time.Millisecond), pos, r.lastAcked())
+			at.Round(100*time.Millisecond), what, (time.Since(begin) - at).Round(100*time.Millisecond), pos, acked)
 	}
 }
 
