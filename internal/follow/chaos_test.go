@@ -54,9 +54,11 @@ import (
 // item): nothing missed, nothing applied twice.
 //
 // Forms: by default (and with -short) a short form (~15 s of chaos, one
-// follower kill, one node restart, one leader move, one drop); with
-// PROBLY_CHAOS=1 and without -short the full form (~3 min, ≥ 1,000,000
-// checks; run it without -race: .ci/run does).
+// follower kill, one node restart, two leader moves, two drops; ~20 s, 40 s
+// with -race); with PROBLY_CHAOS=1 and without -short the full form
+// (~3 min, ≥ 1,000,000 checks; run it without -race: .ci/run does).
+// PROBLY_CHAOS_DURATION (a Go duration) changes the chaos phase's length.
+// CHAOS_NATS_LOG=1 shows the NATS servers' logs.
 func TestChaos(t *testing.T) {
 	p := chaosShort
 	if os.Getenv("PROBLY_CHAOS") != "" && !testing.Short() {
@@ -88,7 +90,7 @@ type chaosParams struct {
 var (
 	chaosShort = chaosParams{
 		name: "short", duration: 15 * time.Second, rate: 300, burst: 1500, burstEvery: 6 * time.Second, followers: 2,
-		kills: 1, nodeStops: 1, leaderMoves: 1, drops: 1, minChecks: 20_000, converge: 90 * time.Second,
+		kills: 1, nodeStops: 1, leaderMoves: 2, drops: 2, minChecks: 20_000, converge: 90 * time.Second,
 	}
 	chaosFull = chaosParams{
 		name: "full", duration: 3 * time.Minute, rate: 1000, burst: 5000, burstEvery: 12 * time.Second, followers: 2,
