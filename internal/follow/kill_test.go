@@ -56,23 +56,34 @@ func freeAddr(t *testing.T) string {
 
 func startServeChild(t *testing.T, addr, dir, fsync, cfgPath string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+addr+"|"+dir+"|"+fsync+"|"+cfgPath)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	cmd, err := spawnServe(addr, dir, fsync, cfgPath, os.Stderr, nil)
+	if err != nil {
 		t.Fatal(err)
+	}
+	return cmd
+}
+
+// spawnServe starts the test binary as `probly serve --follow cfgPath`
+// (childEnv) with stderr to stderr and env added to the environment, and
+// waits up to 60 s until it answers PING; on failure the child is killed.
+// It does not use t, so any goroutine may call it.
+func spawnServe(addr, dir, fsync, cfgPath string, stderr io.Writer, env []string) (*exec.Cmd, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), env...), childEnv+"="+addr+"|"+dir+"|"+fsync+"|"+cfgPath)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
 	}
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if c.Ping(context.Background()).Err() == nil {
-			return cmd
+			return cmd, nil
 		}
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	t.Fatal("serve --follow child did not start")
-	return nil
+	return nil, fmt.Errorf("serve --follow child on %s did not answer PING within 60 s", addr)
 }
 
 func infoFollow(c *redis.Client) map[string]string {
