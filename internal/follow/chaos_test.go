@@ -103,7 +103,8 @@ const (
 	subjBF          = "chaos.bf.add"
 	subjCF          = "chaos.cf.add"
 	subjCFDel       = "chaos.cf.del"
-	subjPF          = "chaos.pf.add" // in the stream, not followed yet (see chaosConfig)
+	subjPF          = "chaos.pf.add"
+	chaosPFKey      = "chaos-pf"
 	chaosBFKey      = "chaos-bf"
 	chaosCFKey      = "chaos-cf"
 	chaosCapacity   = 2_000_000
@@ -399,22 +400,17 @@ func chaosConfig(urls, consumer string) []byte {
 	keys := []map[string]any{
 		{"key": chaosBFKey, "type": "bf", "add": []string{subjBF}, "capacity": chaosCapacity, "error_rate": 0.001},
 		{"key": chaosCFKey, "type": "cf", "add": []string{subjCF}, "delete": []string{subjCFDel}, "capacity": chaosCapacity},
-		// TODO(pf): when the follower supports "type": "pf", follow subjPF:
-		//   {"key": "chaos-pf", "type": "pf", "add": []string{subjPF}}
-		// and compare PFCOUNT with the reference at the end.
+		{"key": chaosPFKey, "type": "pf", "add": []string{subjPF}},
 	}
 	cfg := map[string]any{
 		"url":           urls,
 		"stream":        chaosStreamName,
 		"create_stream": false,
-		// Each follower needs its own durable consumer on the shared
-		// stream today; drop this if the rewrite no longer has one.
-		"consumer": consumer,
-		"batch":    128,
-		"keys":     keys,
-		// TODO(max_stale): when the follower has "max_stale", set it
-		// (e.g. "2s") and assert follow_caught_up goes 0 while a
-		// follower's node is stopped.
+		// Followers read through ephemeral consumers: no per-replica
+		// consumer name (consumer only names the default position key).
+		"batch":     128,
+		"keys":      keys,
+		"max_stale": "3s",
 	}
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
@@ -1257,6 +1253,30 @@ func (r *chaosRun) compareFinal(recs []msgRec) {
 			}
 		}
 	}
+	// The HLL: PFADD of every pf item once, in stream order.
+	for seq := 1; seq < len(recs); seq++ {
+		if recs[seq].kind == kindPF {
+			pipe.Do(ctx, "PFADD", chaosPFKey, itemName(int(recs[seq].item)))
+		}
+		if pipe.Len() >= 1000 || (seq == len(recs)-1 && pipe.Len() > 0) {
+			if _, err := pipe.Exec(ctx); err != nil {
+				t.Fatalf("reference PFADD: %v", err)
+			}
+		}
+	}
+	wantPF, err := ref.Do(ctx, "PFCOUNT", chaosPFKey).Int64()
+	if err != nil {
+		t.Fatalf("reference PFCOUNT: %v", err)
+	}
+	wantPFBytes, _ := ref.Get(ctx, chaosPFKey).Result()
+	for _, f := range r.fols {
+		got, err := f.rc.Do(ctx, "PFCOUNT", chaosPFKey).Int64()
+		gotBytes, _ := f.rc.Get(ctx, chaosPFKey).Result()
+		if err != nil || got != wantPF || gotBytes != wantPFBytes {
+			t.Errorf("follower %d PFCOUNT %d (%v), reference %d; bytes equal: %v", f.idx, got, err, wantPF, gotBytes == wantPFBytes)
+		}
+	}
+	t.Logf("PFCOUNT %d on every follower and the reference", wantPF)
 	// Answers per item, per server (reference first).
 	type answers struct{ bf, cf, count []int64 }
 	get := func(c *redis.Client, withBF bool) (answers, error) {
