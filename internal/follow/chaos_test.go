@@ -1072,12 +1072,25 @@ func (r *chaosRun) chaos() {
 			n := r.pickNode(nextNode)
 			nextNode++
 			what = "stop NATS node " + n.name
+			on := r.followersOn(n)
+			stopped := time.Now()
 			n.stop()
 			r.nodeStops.Add(1)
-			// TODO(follow_connected): once INFO has follow_connected (0/1),
-			// wait (bounded) until the followers that were on n report 0 and
-			// then 1 again, and that follow_server changed to another node.
-			time.Sleep(time.Duration(1000+rng.IntN(2000)) * time.Millisecond)
+			// Every follower that was on n reads from another node within
+			// 5 s (connected, with a consumer, follow_server elsewhere).
+			for _, f := range on {
+				took, ok := r.waitMoved(f, n, 15*time.Second)
+				r.t.Logf("follower %d moved off %s after %v", f.idx, n.name, took.Round(10*time.Millisecond))
+				if !ok {
+					r.fail("follower %d still not reading from another node %v after %s stopped", f.idx, took, n.name)
+					return
+				}
+				if took > 5*time.Second && !raceEnabled {
+					r.fail("follower %d took %v to read from another node after %s stopped (want ≤ 5 s)", f.idx, took, n.name)
+					return
+				}
+			}
+			time.Sleep(max(0, time.Duration(1000+rng.IntN(2000))*time.Millisecond-time.Since(stopped)))
 			if err := n.start(); err != nil {
 				r.fail("restarting NATS node %s: %v", n.name, err)
 				return
@@ -1135,6 +1148,44 @@ func (r *chaosRun) lastAcked() uint64 {
 	r.ref.mu.RLock()
 	defer r.ref.mu.RUnlock()
 	return r.ref.maxSeq
+}
+
+// followersOn returns the followers whose INFO follow_server is node n.
+func (r *chaosRun) followersOn(n *jsNode) []*chaosFollower {
+	var out []*chaosFollower
+	for _, f := range r.fols {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		info, err := f.info(ctx)
+		cancel()
+		if err == nil && strings.HasSuffix(strings.TrimRight(info["follow_server"], "/"), ":"+strconv.Itoa(n.port)) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// waitMoved waits until follower f is connected with a consumer to a node
+// other than n, and returns how long that took.
+// The publisher keeps publishing, so "reading" means the applied position
+// moved past where it was when n stopped.
+func (r *chaosRun) waitMoved(f *chaosFollower, n *jsNode, limit time.Duration) (time.Duration, bool) {
+	start := time.Now()
+	ctx0, cancel0 := context.WithTimeout(context.Background(), time.Second)
+	info0, _ := f.info(ctx0)
+	cancel0()
+	from, _ := strconv.ParseUint(info0["follow_applied_seq"], 10, 64)
+	for time.Since(start) < limit {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		info, err := f.info(ctx)
+		cancel()
+		u := strings.TrimRight(info["follow_server"], "/")
+		applied, _ := strconv.ParseUint(info["follow_applied_seq"], 10, 64)
+		if err == nil && info["follow_connected"] == "1" && u != "" && !strings.HasSuffix(u, ":"+strconv.Itoa(n.port)) && applied > from+10 {
+			return time.Since(start), true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Since(start), false
 }
 
 // pickNode chooses the node to stop: the one a follower is connected to
