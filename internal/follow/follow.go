@@ -1,5 +1,5 @@
-// Package follow is `probly serve --follow`: it keeps BF and CF keys in
-// step with a NATS JetStream change stream, by applying each change as a
+// Package follow is `probly serve --follow`: it keeps BF, CF and HLL keys
+// in step with a NATS JetStream change stream, by applying each change as a
 // canonical command through the server's command table (so it is logged to
 // the AOF like any client write and survives restarts).
 //
@@ -13,8 +13,8 @@
 // prefix is safe:
 //
 //   - an add is logged before the position record that covers it: a crash
-//     in between re-applies the add (harmless for a Bloom filter; an extra
-//     copy, a false positive only, for a cuckoo filter);
+//     in between re-applies the add (harmless for a Bloom filter and an
+//     HLL; an extra copy, a false positive only, for a cuckoo filter);
 //   - a cuckoo delete is logged after a position record that covers it: a
 //     crash in between skips the delete (the item stays, a false
 //     positive), and a delete is never applied twice (which could remove
@@ -23,6 +23,12 @@
 // A delete message must follow the add of the same item (as the change
 // stream of a database does): deleting an item that was never added can
 // remove another item's fingerprint from a cuckoo filter.
+//
+// Clients cannot write the followed keys or the position key (Owns, the
+// server's write guard), and the follower checks before every batch that
+// they are all there: followed data found incomplete is deleted and
+// rebuilt from a snapshot (snapshot.go) or the start of the stream, never
+// resumed with a hole.
 //
 // The follower reads the stream through a natsstream.Reader: an
 // ephemeral consumer without acknowledgements, created to deliver from the
