@@ -245,35 +245,12 @@ func TestKill9ResumesWithoutGaps(t *testing.T) {
 // applied position and the lag; INFO follow and /metrics show the same.
 func TestServeReadyzAndMetrics(t *testing.T) {
 	ns := startNATS(t)
-	dir := t.TempDir()
-	cfgPath := filepath.Join(t.TempDir(), "follow.json")
-	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(testConfig, ns.url)), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	var last uint64
 	for i := range 200 {
 		last = ns.publish(t, "users.created", fmt.Sprint("u", i))
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- app.Run(ctx, app.Options{Listener: ln, MetricsListener: mln, Dir: dir, Follow: cfgPath, Logger: quiet()})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	base := "http://" + mln.Addr().String()
+	s := serveFollow(t, fmt.Sprintf(testConfig, ns.url))
+	base := s.metrics
 	var body string
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		code, b := httpGet(base + "/readyz")
@@ -291,8 +268,7 @@ func TestServeReadyzAndMetrics(t *testing.T) {
 	if !strings.Contains(body, "follow_caught_up: 1") || !strings.Contains(body, "follow_lag: 0") {
 		t.Fatalf("/readyz body %q", body)
 	}
-	c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Protocol: 2})
-	defer c.Close()
+	c := s.c
 	info := infoFollow(c)
 	if info["follow_caught_up"] != "1" || info["follow_applied_seq"] != strconv.FormatUint(last, 10) || info["follow_state"] != "following" {
 		t.Fatalf("INFO follow %v", info)

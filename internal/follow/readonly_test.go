@@ -3,16 +3,9 @@ package follow_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/probly/probly/internal/app"
 )
 
 // TestOwns: the follower owns its followed keys and its position key, and
@@ -48,37 +41,13 @@ const readOnlyErr = "READONLY You can't write against a read only replica."
 // other keys work.
 func TestFollowedKeysReadOnly(t *testing.T) {
 	ns := startNATS(t)
-	dir := t.TempDir()
-	cfgPath := filepath.Join(t.TempDir(), "follow.json")
-	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(testConfig, ns.url)), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	var last uint64
 	for i := range 50 {
 		ns.publish(t, "users.created", fmt.Sprint("user-", i))
 		last = ns.publish(t, "sessions.opened", fmt.Sprint("session-", i))
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- app.Run(ctx, app.Options{Listener: ln, MetricsListener: mln, Dir: dir, Follow: cfgPath, Logger: quiet()})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Protocol: 2, MaxRetries: -1})
-	defer c.Close()
+	s := serveFollow(t, fmt.Sprintf(testConfig, ns.url))
+	c := s.c
 	waitApplied := func(seq uint64) map[string]string {
 		t.Helper()
 		var info map[string]string
