@@ -105,6 +105,7 @@ const (
 	subjCFDel       = "chaos.cf.del"
 	subjPF          = "chaos.pf.add"
 	chaosPFKey      = "chaos-pf"
+	chaosBatch      = 128 // the followers' "batch"
 	chaosBFKey      = "chaos-bf"
 	chaosCFKey      = "chaos-cf"
 	chaosCapacity   = 2_000_000
@@ -408,7 +409,7 @@ func chaosConfig(urls, consumer string) []byte {
 		"create_stream": false,
 		// Followers read through ephemeral consumers: no per-replica
 		// consumer name (consumer only names the default position key).
-		"batch":     128,
+		"batch":     chaosBatch,
 		"keys":      keys,
 		"max_stale": "3s",
 	}
@@ -1010,7 +1011,11 @@ func (r *chaosRun) judge(ctx context.Context, f *chaosFollower, cmd, key string,
 	if err != nil {
 		return // cannot tell: not counted
 	}
-	bound := max(a, a2)
+	// The follower applies a batch (at most chaosBatch messages) before it
+	// reports the batch's last position, and a cuckoo delete before its own
+	// position: a delete up to a batch beyond A2 may be applied already
+	// (correctly: the item is gone from the source at that point).
+	bound := max(a, a2) + chaosBatch
 	for _, n := range zeros {
 		r.ref.mu.RLock()
 		it := r.ref.items[n]
