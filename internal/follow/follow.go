@@ -370,19 +370,7 @@ func (f *Follower) EmbeddedURL() string {
 
 // readPosition reads the position key: 0 if it is missing.
 func (f *Follower) readPosition() (uint64, error) {
-	var pos uint64
-	var err error
-	f.d.Store.View([]byte(f.cfg.PositionKey), func(v keyspace.Value) {
-		switch s := v.(type) {
-		case nil:
-		case *strval.String:
-			if pos, err = strconv.ParseUint(string(s.B), 10, 64); err != nil {
-				err = errors.New("follow: the position key (position_key) holds a value that is not a stream sequence")
-			}
-		default:
-			err = fmt.Errorf("follow: the position key (position_key) holds a %s, not a string", v.TypeName())
-		}
-	})
+	pos, _, err := readPositionKey(f.d.Store, f.cfg.PositionKey)
 	return pos, err
 }
 
