@@ -161,11 +161,17 @@ type Follower struct {
 	replays    atomic.Uint64
 	messages   atomic.Uint64
 	wake       atomic.Pointer[chan struct{}] // closed when applied moves
-	started    time.Time
+	// server is the URL of the NATS server the connection is on (nil while
+	// disconnected), kept by the connection handlers so that INFO and
+	// /readyz never wait for the connection's lock (held while it
+	// reconnects or flushes to a stalled server).
+	server  atomic.Pointer[string]
+	started time.Time
 
 	// Snapshot publishing (Config.Snapshot.Publish): the run goroutine
 	// captures, one upload runs at a time in the background.
 	nextPublish time.Time
+	captured    uint64 // the position of the last capture
 	uploading   atomic.Bool
 	published   atomic.Uint64 // snapshots uploaded
 }
@@ -265,6 +271,8 @@ func (f *Follower) Start(ctx context.Context) error {
 			e.Close()
 			return fmt.Errorf("follow: %w", err)
 		}
+		embedded := "embedded"
+		f.server.Store(&embedded)
 		f.log.Info("embedded NATS JetStream started", "url", e.ClientURL(), "dir", f.cfg.Embedded.Dir)
 	} else {
 		opts := append(f.connHandlers(), nats.RetryOnFailedConnect(true),
@@ -326,14 +334,19 @@ func (f *Follower) connHandlers() []nats.Option {
 			mu.Lock()
 			lastAt = time.Time{}
 			mu.Unlock()
-			f.log.Info("follow: NATS "+what, "server", nc.ConnectedUrlRedacted())
+			u := nc.ConnectedUrlRedacted()
+			f.server.Store(&u)
+			f.log.Info("follow: NATS "+what, "server", u)
 		}
 	}
 	return []nats.Option{
 		nats.ConnectHandler(connected("connected")),
 		nats.ReconnectHandler(connected("reconnected")),
 		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) { fail("connection attempt failed", err) }),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { fail("disconnected", err) }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			f.server.Store(nil)
+			fail("disconnected", err)
+		}),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { fail("error", err) }),
 	}
 }
@@ -1015,10 +1028,12 @@ func replyError(b []byte) (string, bool) {
 // does not pause applying.
 func (f *Follower) maybePublish(ctx context.Context) {
 	sc := &f.cfg.Snapshot
-	if !sc.Publish || !f.caughtUp.Load() || time.Now().Before(f.nextPublish) || f.uploading.Load() {
+	if !sc.Publish || !f.caughtUp.Load() || time.Now().Before(f.nextPublish) || f.uploading.Load() ||
+		f.applied.Load() == f.captured {
 		return
 	}
 	f.nextPublish = time.Now().Add(sc.Every())
+	f.captured = f.applied.Load()
 	upload, err := f.captureSnapshot(ctx, sc)
 	if err != nil {
 		f.log.Warn("follow: capturing a snapshot failed", "err", err)

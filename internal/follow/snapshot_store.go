@@ -284,9 +284,11 @@ func (f *Follower) publishSnapshot(ctx context.Context, sc *SnapshotConfig) erro
 }
 
 // captureSnapshot is publishSnapshot's first half, run on the follower's
-// goroutine (the keys and the position do not move meanwhile): it returns
-// the upload to run next, on any goroutine, or nil when there is nothing
-// new to publish.
+// goroutine (the keys and the position do not move meanwhile). It touches
+// only the local key space (no NATS request, so a slow or lost NATS reply
+// cannot stop the follower from applying) and returns the upload to run
+// next, on any goroutine, and the position captured; nil when there is no
+// position yet.
 func (f *Follower) captureSnapshot(ctx context.Context, sc *SnapshotConfig) (func(context.Context) error, error) {
 	if f.js == nil {
 		return nil, errors.New("follow: snapshot: not connected to NATS")
@@ -294,17 +296,6 @@ func (f *Follower) captureSnapshot(ctx context.Context, sc *SnapshotConfig) (fun
 	pos, ok, err := readPositionKey(f.d.Store, f.cfg.PositionKey)
 	if err != nil || !ok || pos == 0 {
 		return nil, err
-	}
-	ictx, cancel := context.WithTimeout(ctx, snapshotIOTimeout)
-	defer cancel()
-	if newest, err := publishedPosition(ictx, f.js, sc.Bucket, f.cfg.Stream); err == nil && newest >= pos {
-		st, err := f.js.Stream(ictx, f.cfg.Stream)
-		if err != nil {
-			return nil, fmt.Errorf("follow: snapshot: stream %s: %w", f.cfg.Stream, err)
-		}
-		if newest <= st.CachedInfo().State.LastSeq {
-			return nil, nil
-		}
 	}
 	r := newTableRunner(f.d.Table, f.d.Store, f.d.Config, f.d.Server)
 	data, err := capture(r.run, f.cfg.Stream, f.snapKeys(), pos)
@@ -314,9 +305,20 @@ func (f *Follower) captureSnapshot(ctx context.Context, sc *SnapshotConfig) (fun
 	if int64(len(data)) > sc.MaxBytes {
 		return nil, fmt.Errorf("%w: %d bytes, snapshot.max_bytes is %d", ErrSnapshotTooLarge, len(data), sc.MaxBytes)
 	}
+	// The upload: skipped if the bucket already holds a snapshot at the
+	// same or a later position that still fits the stream.
 	return func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, snapshotIOTimeout)
 		defer cancel()
+		if newest, err := publishedPosition(ctx, f.js, sc.Bucket, f.cfg.Stream); err == nil && newest >= pos {
+			st, err := f.js.Stream(ctx, f.cfg.Stream)
+			if err != nil {
+				return fmt.Errorf("follow: snapshot: stream %s: %w", f.cfg.Stream, err)
+			}
+			if newest <= st.CachedInfo().State.LastSeq {
+				return nil
+			}
+		}
 		_, err := putSnapshot(ctx, f.js, sc.Bucket, sc.Replicas, f.cfg.Stream, data)
 		return err
 	}, nil

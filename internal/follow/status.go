@@ -60,7 +60,7 @@ func (f *Follower) ContactAge() time.Duration {
 // consumer reading the stream.
 func (f *Follower) Connected() bool {
 	r := f.reader.Load()
-	return f.nc != nil && f.nc.IsConnected() && r != nil && r.Connected()
+	return f.server.Load() != nil && r != nil && r.Connected()
 }
 
 // Ready is /readyz's condition: caught up.
@@ -134,11 +134,8 @@ func (f *Follower) Info(kv func(key string, value any)) {
 	kv("follow_not_ready_reason", f.NotReadyReason())
 	kv("follow_connected", f.Connected())
 	server := ""
-	if f.nc != nil && f.nc.IsConnected() {
-		server = f.nc.ConnectedUrlRedacted()
-		if server == "" && f.embedded != nil {
-			server = "embedded"
-		}
+	if u := f.server.Load(); u != nil {
+		server = *u
 	}
 	kv("follow_server", server)
 	kv("follow_last_contact_ms", f.ContactAge().Milliseconds())
