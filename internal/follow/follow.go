@@ -165,8 +165,12 @@ type Follower struct {
 	// disconnected), kept by the connection handlers so that INFO and
 	// /readyz never wait for the connection's lock (held while it
 	// reconnects or flushes to a stalled server).
-	server  atomic.Pointer[string]
-	started time.Time
+	server atomic.Pointer[string]
+	// progress is when the applied position last moved or the lag was 0
+	// (unix nanos): a follower that hears from the stream but does not
+	// apply is as untrusted as one that hears nothing.
+	progress atomic.Int64
+	started  time.Time
 
 	// Snapshot publishing (Config.Snapshot.Publish): the run goroutine
 	// captures, one upload runs at a time in the background.
@@ -755,6 +759,8 @@ func (f *Follower) consume(ctx context.Context, r *natsstream.Reader) error {
 func (f *Follower) poll(ctx context.Context) {
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
+	var prev uint64
+	f.progress.Store(time.Now().UnixNano())
 	for {
 		select {
 		case <-ctx.Done():
@@ -780,6 +786,10 @@ func (f *Follower) poll(ctx context.Context) {
 		f.streamHead.Store(st.FirstSeq)
 		lag := st.Undelivered + f.inflight.Load()
 		f.lag.Store(lag)
+		if lag == 0 || applied != prev {
+			f.progress.Store(time.Now().UnixNano())
+		}
+		prev = applied
 		if st.Known && lag == 0 && f.truncated.Load() == nil {
 			f.markCaughtUp()
 			if f.State() == StateCatchingUp {

@@ -40,6 +40,10 @@ func (f *Follower) NotReadyReason() string {
 	if age := f.ContactAge(); age > time.Duration(f.cfg.MaxStale) {
 		return fmt.Sprintf("no contact with the stream for %s (max_stale %s)", age.Round(time.Millisecond), time.Duration(f.cfg.MaxStale))
 	}
+	if stalled := time.Since(time.Unix(0, f.progress.Load())); f.lag.Load() > 0 && stalled > time.Duration(f.cfg.MaxStale) {
+		return fmt.Sprintf("applying stalled: %d messages wait and nothing was applied for %s (max_stale %s)",
+			f.lag.Load(), stalled.Round(time.Millisecond), time.Duration(f.cfg.MaxStale))
+	}
 	if lag := f.lag.Load(); f.cfg.MaxLag != 0 && lag > f.cfg.MaxLag {
 		return fmt.Sprintf("lag %d messages is over max_lag %d", lag, f.cfg.MaxLag)
 	}
