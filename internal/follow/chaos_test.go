@@ -39,8 +39,8 @@ import (
 // items are deleted (each at most once, only after its add was acked).
 // Two or more `probly serve --follow` child processes follow the stream.
 //
-// Meanwhile, chaos: NATS nodes are stopped and restarted, the stream (and
-// consumer) leaders are moved, client connections are dropped server-side,
+// Meanwhile, chaos: NATS nodes are stopped and restarted, the stream
+// leader is moved, client connections are dropped server-side,
 // and followers are killed with SIGKILL and restarted on the same data
 // directory. A checker per follower reads its applied position A (INFO
 // follow_applied_seq) and asks BF.MEXISTS / CF.MEXISTS for items published
@@ -380,13 +380,12 @@ func (r *chaosRef) record(o op, seq uint64) error {
 // ---- followers ----
 
 type chaosFollower struct {
-	idx      int
-	addr     string
-	dir      string
-	cfgPath  string
-	consumer string
-	logPath  string
-	rc       *redis.Client
+	idx     int
+	addr    string
+	dir     string
+	cfgPath string
+	logPath string
+	rc      *redis.Client
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -397,7 +396,7 @@ type chaosFollower struct {
 }
 
 // chaosConfig is a follower's --follow configuration.
-func chaosConfig(urls, consumer string) []byte {
+func chaosConfig(urls string) []byte {
 	keys := []map[string]any{
 		{"key": chaosBFKey, "type": "bf", "add": []string{subjBF}, "capacity": chaosCapacity, "error_rate": 0.001},
 		{"key": chaosCFKey, "type": "cf", "add": []string{subjCF}, "delete": []string{subjCFDel}, "capacity": chaosCapacity},
@@ -565,11 +564,11 @@ func runChaos(t *testing.T, p chaosParams) {
 
 	// Followers.
 	for i := range p.followers {
-		f := &chaosFollower{idx: i, addr: freeAddr(t), dir: t.TempDir(), consumer: fmt.Sprintf("chaos-f%d", i)}
+		f := &chaosFollower{idx: i, addr: freeAddr(t), dir: t.TempDir()}
 		cfgDir := t.TempDir()
 		f.cfgPath = filepath.Join(cfgDir, "follow.json")
 		f.logPath = filepath.Join(cfgDir, "follower.log")
-		if err := os.WriteFile(f.cfgPath, chaosConfig(r.cluster.urls(), f.consumer), 0o644); err != nil {
+		if err := os.WriteFile(f.cfgPath, chaosConfig(r.cluster.urls()), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		f.rc = redis.NewClient(&redis.Options{Addr: f.addr, Protocol: 2, MaxRetries: -1,
@@ -1114,7 +1113,7 @@ func (r *chaosRun) chaos() {
 				return
 			}
 			r.leaderMoves.Add(1)
-			what = "move the stream leader (and the consumers' leaders)"
+			what = "move the stream leader"
 		case "drop":
 			n, err := r.cluster.dropClients()
 			if err != nil {
@@ -1212,9 +1211,9 @@ func (r *chaosRun) pickNode(i int) *jsNode {
 	return r.cluster.nodes[i%len(r.cluster.nodes)]
 }
 
-// moveLeaders steps the stream leader down, then each follower's durable
-// consumer leader (if it has one; errors ignored), and waits for a new
-// stream leader.
+// moveLeaders steps the stream leader down and waits for a new one. (The
+// followers' consumers are ephemeral R1 consumers: they have no leader to
+// move; they go with their node.)
 func (r *chaosRun) moveLeaders() error {
 	resp, err := r.ctl.Request("$JS.API.STREAM.LEADER.STEPDOWN."+chaosStreamName, nil, 10*time.Second)
 	if err != nil {
@@ -1229,9 +1228,6 @@ func (r *chaosRun) moveLeaders() error {
 	}
 	if err := waitStream(r.ctlJS, 60*time.Second); err != nil {
 		return err
-	}
-	for _, f := range r.fols {
-		r.ctl.Request("$JS.API.CONSUMER.LEADER.STEPDOWN."+chaosStreamName+"."+f.consumer, nil, 5*time.Second)
 	}
 	return nil
 }
