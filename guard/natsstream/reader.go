@@ -163,8 +163,9 @@ func (r *Reader) LastError() string {
 	return ""
 }
 
-// LastContact is when the Reader last heard from the server (a message, a
-// heartbeat is not counted, or a successful Info); zero if never.
+// LastContact is when the Reader last heard from the server: a message, a
+// new consumer or a successful Info (idle heartbeats are not counted);
+// zero if never.
 func (r *Reader) LastContact() time.Time {
 	if n := r.contact.Load(); n != 0 {
 		return time.Unix(0, n)
@@ -192,7 +193,10 @@ type State struct {
 }
 
 // Info asks the server for the stream's state and the consumer's pending
-// count. It counts as contact on success.
+// count: two JetStream API requests, bounded by ctx. after is the caller's
+// position, used only when there is no consumer to ask (Undelivered is
+// then LastSeq − after). It counts as contact on success and is safe for
+// concurrent use with Next.
 func (r *Reader) Info(ctx context.Context, after uint64) (State, error) {
 	st, err := r.js.Stream(ctx, r.stream)
 	if err != nil {
