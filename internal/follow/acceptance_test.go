@@ -192,6 +192,16 @@ func TestBootstrapFromSnapshot(t *testing.T) {
 	var futures []jetstream.PubAckFuture
 	users := make([]string, total)
 	for i := range total {
+		if i%1000 == 999 {
+			// Bound the outstanding publishes (PublishAsync fails with
+			// "stalled with too many outstanding async published
+			// messages" past its pending limit on a slow machine).
+			select {
+			case <-ns.js.PublishAsyncComplete():
+			case <-time.After(30 * time.Second):
+				t.Fatal("publish ack timeout")
+			}
+		}
 		users[i] = fmt.Sprint("user-", i)
 		f, err := ns.js.PublishAsync("users.created", []byte(users[i]))
 		if err != nil {

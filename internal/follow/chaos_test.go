@@ -573,11 +573,11 @@ func runChaos(t *testing.T, p chaosParams) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	_, err = r.ctlJS.CreateStream(ctx, jetstream.StreamConfig{
-		Name:       chaosStreamName,
-		Subjects:   []string{subjBF, subjCF, subjCFDel, subjPF},
-		Storage:    jetstream.FileStorage,
-		Retention:  jetstream.LimitsPolicy,
-		Replicas:   3,
+		Name:      chaosStreamName,
+		Subjects:  []string{subjBF, subjCF, subjCFDel, subjPF},
+		Storage:   jetstream.FileStorage,
+		Retention: jetstream.LimitsPolicy,
+		Replicas:  3,
 		// The deduplication window is short on purpose. nats-server
 		// (2.15.2, in CI) can keep a message ID "in process" (409,
 		// err_code 10158) after a node stop dropped its proposal, and
