@@ -21,6 +21,32 @@ func specs() []*command.Spec {
 		nomulti  = command.FlagNoMulti
 		busy     = command.FlagAllowBusy
 	)
+	var (
+		multiShard = []string{"request_policy:multi_shard", "response_policy:agg_sum"}
+		keyArgs    = []command.Arg{{Name: "key", Type: command.ArgKey, Flags: command.ArgMultiple}}
+	)
+	// helpSpec declares a container's HELP subcommand.
+	helpSpec := func(container string, acl command.ACLCat, since string, g command.Group, lines []string) *command.Spec {
+		return &command.Spec{Name: container + "|help", Arity: 2, Flags: load | stale, ACL: acl, Handler: help(lines),
+			Doc: command.Doc{Summary: "Show helpful text about the different subcommands", Since: since, Group: g,
+				Complexity: "O(1)"}}
+	}
+	// flushSpec declares FLUSHALL or FLUSHDB.
+	flushSpec := func(name, summary, complexity string) *command.Spec {
+		return &command.Spec{Name: name, Arity: -1, Flags: w, ACL: command.ACLKeyspace | command.ACLDangerous, Handler: flush,
+			Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"},
+			Doc: command.Doc{Summary: summary, Since: "1.0.0", Group: command.GroupServer, Complexity: complexity,
+				History: []command.History{
+					{Version: "4.0.0", Change: "Added the `ASYNC` flushing mode modifier."},
+					{Version: "6.2.0", Change: "Added the `SYNC` flushing mode modifier."},
+				},
+				Args: []command.Arg{
+					{Name: "async", Type: command.ArgOneOf, Flags: command.ArgOptional, Args: []command.Arg{
+						{Name: "async", Type: command.ArgPureToken, Token: "ASYNC", Since: "4.0.0"},
+						{Name: "sync", Type: command.ArgPureToken, Token: "SYNC", Since: "6.2.0"},
+					}},
+				}}}
+	}
 	return []*command.Spec{
 		{Name: "ping", Arity: -1, Flags: fast, ACL: command.ACLConnection, Handler: ping,
 			Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"},
@@ -145,11 +171,7 @@ func specs() []*command.Spec {
 							}},
 						},
 					}},
-				{Name: "client|help", Arity: 2, Flags: load | stale, ACL: command.ACLConnection, Handler: help(clientHelp),
-					Doc: command.Doc{
-						Summary: "Show helpful text about the different subcommands", Since: "5.0.0", Group: command.GroupConnection,
-						Complexity: "O(1)",
-					}},
+				helpSpec("client", command.ACLConnection, "5.0.0", command.GroupConnection, clientHelp),
 			}},
 		{Name: "command", Arity: -1, Flags: load | stale, ACL: command.ACLConnection, Handler: commandAll,
 			Tips: []string{"nondeterministic_output_order"},
@@ -197,11 +219,7 @@ func specs() []*command.Spec {
 							}},
 						},
 					}},
-				{Name: "command|help", Arity: 2, Flags: load | stale, ACL: command.ACLConnection, Handler: help(commandHelp),
-					Doc: command.Doc{
-						Summary: "Show helpful text about the different subcommands", Since: "5.0.0", Group: command.GroupServer,
-						Complexity: "O(1)",
-					}},
+				helpSpec("command", command.ACLConnection, "5.0.0", command.GroupServer, commandHelp),
 			}},
 		{Name: "info", Arity: -1, Flags: load | stale, ACL: command.ACLDangerous, Handler: info,
 			Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"},
@@ -254,11 +272,7 @@ func specs() []*command.Spec {
 						Summary: "Reset the stats returned by INFO", Since: "2.0.0", Group: command.GroupServer,
 						Complexity: "O(1)",
 					}},
-				{Name: "config|help", Arity: 2, Flags: load | stale, Handler: help(configHelp),
-					Doc: command.Doc{
-						Summary: "Show helpful text about the different subcommands", Since: "5.0.0", Group: command.GroupServer,
-						Complexity: "O(1)",
-					}},
+				helpSpec("config", 0, "5.0.0", command.GroupServer, configHelp),
 			}},
 		{Name: "memory", Arity: -2,
 			Doc: command.Doc{
@@ -276,11 +290,7 @@ func specs() []*command.Spec {
 							{Name: "count", Type: command.ArgInteger, Token: "SAMPLES", Flags: command.ArgOptional},
 						},
 					}},
-				{Name: "memory|help", Arity: 2, Flags: load | stale, Handler: help(memoryHelp),
-					Doc: command.Doc{
-						Summary: "Show helpful text about the different subcommands", Since: "4.0.0", Group: command.GroupServer,
-						Complexity: "O(1)",
-					}},
+				helpSpec("memory", 0, "4.0.0", command.GroupServer, memoryHelp),
 			}},
 		{Name: "module", Arity: -2,
 			Doc: command.Doc{
@@ -294,11 +304,7 @@ func specs() []*command.Spec {
 						Summary: "List all modules loaded by the server", Since: "4.0.0", Group: command.GroupServer,
 						Complexity: "O(N) where N is the number of loaded modules.",
 					}},
-				{Name: "module|help", Arity: 2, Flags: load | stale, Handler: help(moduleHelp),
-					Doc: command.Doc{
-						Summary: "Show helpful text about the different subcommands", Since: "5.0.0", Group: command.GroupServer,
-						Complexity: "O(1)",
-					}},
+				helpSpec("module", 0, "5.0.0", command.GroupServer, moduleHelp),
 			}},
 		{Name: "time", Arity: 1, Flags: load | stale | fast, Handler: timeCmd,
 			Tips: []string{"nondeterministic_output"},
@@ -313,27 +319,23 @@ func specs() []*command.Spec {
 				Complexity: "O(1)",
 			}},
 		{Name: "del", Arity: -2, Flags: w, ACL: command.ACLKeyspace, Handler: del,
-			Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+			Tips: multiShard,
 			Keys: []command.KeySpec{{Flags: command.KeyRM | command.KeyDelete, Begin: 1, LastKey: -1}},
 			Doc: command.Doc{
 				Summary: "Delete a key", Since: "1.0.0", Group: command.GroupGeneric,
 				Complexity: "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",
-				Args: []command.Arg{
-					{Name: "key", Type: command.ArgKey, Flags: command.ArgMultiple},
-				},
+				Args:       keyArgs,
 			}},
 		{Name: "unlink", Arity: -2, Flags: w | fast, ACL: command.ACLKeyspace, Handler: del,
-			Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+			Tips: multiShard,
 			Keys: []command.KeySpec{{Flags: command.KeyRM | command.KeyDelete, Begin: 1, LastKey: -1}},
 			Doc: command.Doc{
 				Summary: "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", Since: "4.0.0", Group: command.GroupGeneric,
 				Complexity: "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.",
-				Args: []command.Arg{
-					{Name: "key", Type: command.ArgKey, Flags: command.ArgMultiple},
-				},
+				Args:       keyArgs,
 			}},
 		{Name: "exists", Arity: -2, Flags: ro | fast, ACL: command.ACLKeyspace, Handler: exists,
-			Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+			Tips: multiShard,
 			Keys: []command.KeySpec{{Flags: command.KeyRO, Begin: 1, LastKey: -1}},
 			Doc: command.Doc{
 				Summary: "Determine if a key exists", Since: "1.0.0", Group: command.GroupGeneric,
@@ -341,9 +343,7 @@ func specs() []*command.Spec {
 				History: []command.History{
 					{Version: "3.0.3", Change: "Accepts multiple `key` arguments."},
 				},
-				Args: []command.Arg{
-					{Name: "key", Type: command.ArgKey, Flags: command.ArgMultiple},
-				},
+				Args: keyArgs,
 			}},
 		{Name: "type", Arity: 2, Flags: ro | fast, ACL: command.ACLKeyspace, Handler: typeCmd,
 			Keys: []command.KeySpec{{Flags: command.KeyRO, Begin: 1}},
@@ -378,38 +378,10 @@ func specs() []*command.Spec {
 					{Name: "type", Type: command.ArgString, Token: "TYPE", Since: "6.0.0", Flags: command.ArgOptional},
 				},
 			}},
-		{Name: "flushall", Arity: -1, Flags: w, ACL: command.ACLKeyspace | command.ACLDangerous, Handler: flush,
-			Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"},
-			Doc: command.Doc{
-				Summary: "Remove all keys from all databases", Since: "1.0.0", Group: command.GroupServer,
-				Complexity: "O(N) where N is the total number of keys in all databases",
-				History: []command.History{
-					{Version: "4.0.0", Change: "Added the `ASYNC` flushing mode modifier."},
-					{Version: "6.2.0", Change: "Added the `SYNC` flushing mode modifier."},
-				},
-				Args: []command.Arg{
-					{Name: "async", Type: command.ArgOneOf, Flags: command.ArgOptional, Args: []command.Arg{
-						{Name: "async", Type: command.ArgPureToken, Token: "ASYNC", Since: "4.0.0"},
-						{Name: "sync", Type: command.ArgPureToken, Token: "SYNC", Since: "6.2.0"},
-					}},
-				},
-			}},
-		{Name: "flushdb", Arity: -1, Flags: w, ACL: command.ACLKeyspace | command.ACLDangerous, Handler: flush,
-			Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"},
-			Doc: command.Doc{
-				Summary: "Remove all keys from the current database", Since: "1.0.0", Group: command.GroupServer,
-				Complexity: "O(N) where N is the number of keys in the selected database",
-				History: []command.History{
-					{Version: "4.0.0", Change: "Added the `ASYNC` flushing mode modifier."},
-					{Version: "6.2.0", Change: "Added the `SYNC` flushing mode modifier."},
-				},
-				Args: []command.Arg{
-					{Name: "async", Type: command.ArgOneOf, Flags: command.ArgOptional, Args: []command.Arg{
-						{Name: "async", Type: command.ArgPureToken, Token: "ASYNC", Since: "4.0.0"},
-						{Name: "sync", Type: command.ArgPureToken, Token: "SYNC", Since: "6.2.0"},
-					}},
-				},
-			}},
+		flushSpec("flushall", "Remove all keys from all databases",
+			"O(N) where N is the total number of keys in all databases"),
+		flushSpec("flushdb", "Remove all keys from the current database",
+			"O(N) where N is the number of keys in the selected database"),
 		{Name: "save", Arity: 1, Flags: admin | noscript | noasync | nomulti, Handler: save,
 			Doc: command.Doc{
 				Summary: "Synchronously save the dataset to disk", Since: "1.0.0", Group: command.GroupServer,

@@ -12,6 +12,10 @@ func specs() []*command.Spec {
 		deny = command.FlagDenyOOM
 		fast = command.FlagFast
 	)
+	// GETRANGE and SUBSTR (its deprecated name) share these.
+	const rangeComplexity = "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings."
+	rangeArgs := []command.Arg{{Name: "key", Type: command.ArgKey}, {Name: "start", Type: command.ArgInteger},
+		{Name: "end", Type: command.ArgInteger}}
 	return []*command.Spec{
 		{Name: "get", Arity: 2, Flags: ro | fast, ACL: command.ACLString, Handler: get,
 			Keys: []command.KeySpec{{Flags: command.KeyRO | command.KeyAccess, Begin: 1}},
@@ -75,24 +79,16 @@ func specs() []*command.Spec {
 			Keys: []command.KeySpec{{Flags: command.KeyRO | command.KeyAccess, Begin: 1}},
 			Doc: command.Doc{
 				Summary: "Get a substring of the string stored at a key", Since: "2.4.0", Group: command.GroupString,
-				Complexity: "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.",
-				Args: []command.Arg{
-					{Name: "key", Type: command.ArgKey},
-					{Name: "start", Type: command.ArgInteger},
-					{Name: "end", Type: command.ArgInteger},
-				},
+				Complexity: rangeComplexity,
+				Args:       rangeArgs,
 			}},
 		{Name: "substr", Arity: 4, Flags: ro, ACL: command.ACLString, Handler: getRange,
 			Keys: []command.KeySpec{{Flags: command.KeyRO | command.KeyAccess, Begin: 1}},
 			Doc: command.Doc{
 				Summary: "Get a substring of the string stored at a key", Since: "1.0.0", Group: command.GroupString,
-				Complexity: "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.",
+				Complexity: rangeComplexity,
 				DocFlags:   command.DocDeprecated, DeprecatedSince: "2.0.0", ReplacedBy: "`GETRANGE`",
-				Args: []command.Arg{
-					{Name: "key", Type: command.ArgKey},
-					{Name: "start", Type: command.ArgInteger},
-					{Name: "end", Type: command.ArgInteger},
-				},
+				Args: rangeArgs,
 			}},
 		{Name: "strlen", Arity: 2, Flags: ro | fast, ACL: command.ACLString, Handler: strlen,
 			Keys: []command.KeySpec{{Flags: command.KeyRO, Begin: 1}},
