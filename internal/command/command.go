@@ -1,7 +1,10 @@
-// Package command defines the server's command table: each command's name,
-// arity, flags and handler. Handlers live in sub-packages by family
-// (internal/command/...), which register themselves into a Table; the
-// server dispatches through the Table.
+// Package command defines the server's command table: each command is
+// declared once, as a Spec, with its name, arity, flags, key positions,
+// handler and the metadata COMMAND INFO/DOCS report (ACL categories, tips,
+// key specs, summary, since, arguments …; meta.go). Specs and handlers
+// live in sub-packages by family (internal/command/...), which register
+// them into a Table; the server dispatches through the Table, and
+// scripts/gencommands writes the command index of docs/COMMANDS.md from it.
 package command
 
 import (
