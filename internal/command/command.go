@@ -1,7 +1,10 @@
-// Package command defines the server's command table: each command's name,
-// arity, flags and handler. Handlers live in sub-packages by family
-// (internal/command/...), which register themselves into a Table; the
-// server dispatches through the Table.
+// Package command defines the server's command table: each command is
+// declared once, as a Spec, with its name, arity, flags, key positions,
+// handler and the metadata COMMAND INFO/DOCS report (ACL categories, tips,
+// key specs, summary, since, arguments …; meta.go). Specs and handlers
+// live in sub-packages by family (internal/command/...), which register
+// them into a Table; the server dispatches through the Table, and
+// scripts/gencommands writes the command index of docs/COMMANDS.md from it.
 package command
 
 import (
@@ -13,7 +16,10 @@ import (
 	"github.com/probly/probly/internal/resp"
 )
 
-// Flags describe a command the way Redis's COMMAND reply does.
+// Flags describe a command the way Redis's COMMAND reply does. FlagWrite,
+// FlagDenyOOM, FlagAdmin and FlagNoAuth change how the server dispatches
+// and replays the command; the others are only reported (COMMAND INFO,
+// and the ACL categories they imply).
 type Flags uint32
 
 const (
@@ -21,18 +27,31 @@ const (
 	FlagReadonly                   // reads only
 	FlagDenyOOM                    // refused when over maxmemory
 	FlagFast                       // O(1) or O(log n)
-	FlagAdmin                      // administrative
+	FlagAdmin                      // administrative; never logged
 	FlagNoAuth                     // allowed before AUTH (AUTH, HELLO, QUIT)
 	FlagLoading                    // allowed while loading
+
+	FlagModule         // a RedisBloom command (COMMAND DOCS: group "module", module "bf")
+	FlagNoScript       // not allowed in scripts
+	FlagStale          // allowed on a stale replica
+	FlagNoAsyncLoading // refused during asynchronous loading
+	FlagNoMulti        // not allowed in MULTI
+	FlagAllowBusy      // allowed while a script is busy
 )
 
-// Names returns the Redis flag words for COMMAND replies.
+// flagNames is every flag in the order Redis 7 lists them.
+var flagNames = [...]struct {
+	f Flags
+	n string
+}{{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"}, {FlagModule, "module"},
+	{FlagAdmin, "admin"}, {FlagNoScript, "noscript"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
+	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoAsyncLoading, "no_async_loading"},
+	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"}}
+
+// Names returns the Redis flag words for COMMAND replies, in Redis's order.
 func (f Flags) Names() []string {
 	var out []string
-	for _, x := range []struct {
-		f Flags
-		n string
-	}{{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"}, {FlagFast, "fast"}, {FlagAdmin, "admin"}, {FlagNoAuth, "no_auth"}, {FlagLoading, "loading"}} {
+	for _, x := range flagNames {
 		if f&x.f != 0 {
 			out = append(out, x.n)
 		}
@@ -40,19 +59,30 @@ func (f Flags) Names() []string {
 	return out
 }
 
-// Spec is one command.
+// Spec is one command: the one declaration of everything the server needs
+// to dispatch it and everything COMMAND, COMMAND INFO/DOCS/COUNT/LIST and
+// the command index of docs/COMMANDS.md report about it. Specs are built
+// by each family's Register and are read-only once Table.Add has taken
+// them.
 type Spec struct {
-	Name     string // lowercase registered name, e.g. "bf.add"
-	Arity    int    // Redis convention: >0 exact argc, <0 at least -Arity
-	Flags    Flags
-	FirstKey int // position of the first key (0 if none)
-	LastKey  int // position of the last key (-1 = last argument)
+	Name  string // lowercase registered name, e.g. "bf.add"
+	Arity int    // Redis convention: >0 exact argc, <0 at least -Arity
+	Flags Flags
+	// FirstKey, LastKey and Step are the legacy key positions COMMAND
+	// reports and the server guards: the first key (0 if none), the last
+	// one (-1 = last argument) and the distance between keys. Table.Add
+	// derives them from Keys as Redis does; a Spec without Keys declares
+	// them here (a module command declared with positions only, as
+	// RedisBloom's BF.DEBUG is).
+	FirstKey int
+	LastKey  int
 	Step     int
 	// WriteKeys narrows the keys a write command writes, in the same
 	// convention as FirstKey/LastKey/Step, when only some of the keys it
 	// names are written: PFMERGE dest src … writes only dest
 	// (WriteKeys{1, 1, 1}); its sources are only read. The zero value
-	// means every key FirstKey..LastKey names is written. See WriteRange.
+	// means every key FirstKey..LastKey names is written. Table.Add
+	// derives it from the write flags of Keys. See WriteRange.
 	WriteKeys KeyRange
 	Handler   func(c *Ctx)
 	// Subcommands, when not empty, make this a Redis 7 container command
@@ -63,6 +93,17 @@ type Spec struct {
 	// The container's own Handler runs only when it is called without a
 	// subcommand (COMMAND); it may be nil when its Arity forbids that.
 	Subcommands []*Spec
+
+	// ACL holds the ACL categories the command declares beyond those its
+	// flags imply (see ACLCategories).
+	ACL ACLCat
+	// Tips are COMMAND INFO's command tips ("nondeterministic_output" …).
+	Tips []string
+	// Keys are the command's key specifications (COMMAND INFO), in the
+	// order COMMAND DOCS key arguments refer to them.
+	Keys []KeySpec
+	// Doc is what COMMAND DOCS reports.
+	Doc Doc
 }
 
 // KeyRange is a run of key positions in a command's arguments, as
@@ -98,13 +139,6 @@ func (s *Spec) WriteRange(argc int) (first, last, step int) {
 // The change stays, since other commands may have seen it; the client
 // learns that it is not durable.
 func (c *Ctx) LogFailed(err error) { c.R.Error("ERR " + err.Error()) }
-
-// KeyCommand returns the Spec of a command whose one key is its first
-// argument (FirstKey = LastKey = 1, Step 1), as every BF.*, CF.* and
-// string command is.
-func KeyCommand(name string, arity int, f Flags, fn func(*Ctx)) *Spec {
-	return &Spec{Name: name, Arity: arity, Flags: f, FirstKey: 1, LastKey: 1, Step: 1, Handler: fn}
-}
 
 // Sub finds the subcommand named sub (case-insensitively), or nil.
 func (s *Spec) Sub(sub []byte) *Spec {
@@ -230,11 +264,18 @@ type Table struct {
 // NewTable returns an empty Table.
 func NewTable() *Table { return &Table{m: map[string]*Spec{}} }
 
-// Add registers specs. It panics on duplicates (a programming error).
+// Add registers specs, first deriving each one's (and each subcommand's)
+// FirstKey/LastKey/Step and WriteKeys from its Keys (see Spec). It panics
+// on a duplicate name, on key positions that disagree with Keys and on
+// Keys Redis could not glue into one range (programming errors).
 func (t *Table) Add(specs ...*Spec) {
 	for _, s := range specs {
 		if _, dup := t.m[s.Name]; dup {
 			panic("command: duplicate " + s.Name)
+		}
+		s.deriveKeys()
+		for _, sub := range s.Subcommands {
+			sub.deriveKeys()
 		}
 		t.m[s.Name] = s
 	}

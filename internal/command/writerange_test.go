@@ -8,7 +8,7 @@ func TestWriteRange(t *testing.T) {
 		argc              int
 		first, last, step int
 	}{
-		{*KeyCommand("bf.add", 3, FlagWrite, nil), 3, 1, 1, 1},
+		{Spec{FirstKey: 1, LastKey: 1, Step: 1}, 3, 1, 1, 1},                                                   // BF.ADD k i
 		{Spec{FirstKey: 1, LastKey: -1, Step: 1}, 4, 1, 3, 1},                                                  // DEL a b c
 		{Spec{FirstKey: 1, LastKey: -1, Step: 2}, 5, 1, 4, 2},                                                  // MSET k v k v
 		{Spec{FirstKey: 1, LastKey: -1, Step: 1, WriteKeys: KeyRange{First: 1, Last: 1, Step: 1}}, 4, 1, 1, 1}, // PFMERGE d s s

@@ -23,7 +23,13 @@ const errNotFollowing = "ERR this server does not follow a stream (start it with
 // up to position. Without --follow it answers an error. Installing a
 // follower (Follower.WrapReads) makes it work.
 func Register(t *command.Table) {
-	t.Add(&command.Spec{Name: WaitCommand, Arity: 3, Handler: func(c *command.Ctx) { c.R.Error(errNotFollowing) }})
+	t.Add(&command.Spec{Name: WaitCommand, Arity: 3, ACL: command.ACLConnection,
+		Handler: func(c *command.Ctx) { c.R.Error(errNotFollowing) },
+		Doc: command.Doc{
+			Summary: "Waits until the follower has applied the change stream up to a position (serve --follow).",
+			Since:   "7.4.0", Group: command.GroupServer,
+			Args: []command.Arg{{Name: "position", Type: command.ArgInteger}, {Name: "timeout", Type: command.ArgInteger}},
+		}})
 }
 
 // waitHandler is FOLLOW.WAIT with f.

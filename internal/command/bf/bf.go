@@ -81,23 +81,7 @@ func Register(t *command.Table, cfg *config.Registry) {
 			cfg.Register(p)
 		}
 	}
-	w := command.FlagWrite | command.FlagDenyOOM
-	r := command.FlagReadonly | command.FlagFast
-	spec := command.KeyCommand
-	t.Add(
-		spec("bf.reserve", -4, w, h.reserve),
-		spec("bf.add", 3, w, h.add),
-		spec("bf.madd", -3, w, h.madd),
-		spec("bf.insert", -4, w, h.insert),
-		spec("bf.exists", 3, r, h.exists),
-		spec("bf.mexists", -3, r, h.mexists),
-		spec("bf.info", -2, r, h.info),
-		spec("bf.card", 2, r, h.card),
-		spec("bf.debug", 2, r, h.debug),
-		spec("bf.scandump", 3, r, h.scandump),
-		spec("bf.loadchunk", 4, w, h.loadchunk),
-		spec("_bf.create", 6, w, h.create),
-	)
+	t.Add(h.specs()...)
 }
 
 type keyState int

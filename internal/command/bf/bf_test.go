@@ -71,8 +71,8 @@ func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\
 
 func TestRegistration(t *testing.T) {
 	e := newEnv(t)
-	w := command.FlagWrite | command.FlagDenyOOM
-	r := command.FlagReadonly | command.FlagFast
+	w := command.FlagWrite | command.FlagDenyOOM | command.FlagModule
+	r := command.FlagReadonly | command.FlagFast | command.FlagModule
 	for name, v := range map[string]struct {
 		arity int
 		flags command.Flags

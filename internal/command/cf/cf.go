@@ -91,30 +91,7 @@ func Register(t *command.Table, cfg *config.Registry) {
 			cfg.Register(p)
 		}
 	}
-	w := command.FlagWrite | command.FlagDenyOOM
-	r := command.FlagReadonly | command.FlagFast
-	spec := command.KeyCommand
-	t.Add(
-		spec("cf.reserve", -3, w, h.reserve),
-		spec("cf.add", 3, w, h.add),
-		spec("cf.addnx", 3, w, h.addnx),
-		spec("cf.insert", -4, w, h.insert),
-		spec("cf.insertnx", -4, w, h.insertnx),
-		spec("cf.exists", 3, r, h.exists),
-		spec("cf.mexists", -3, r, h.mexists),
-		spec("cf.count", 3, r, h.count),
-		spec("cf.del", 3, command.FlagWrite|command.FlagFast, h.del),
-		// RedisBloom registers CF.COMPACT "readonly fast" although it
-		// mutates; COMMAND reports the same. It is logged all the same.
-		spec("cf.compact", 2, r, h.compact),
-		spec("cf.info", 2, r, h.info),
-		spec("cf.debug", 2, r, h.debug),
-		spec("cf.scandump", 3, r, h.scandump),
-		spec("cf.loadchunk", 4, w, h.loadchunk),
-		spec("_cf.create", 6, w, h.create),
-		spec("_cf.add", -3, w, h.addRecord),
-		spec("_cf.loadheader", 3, w, h.loadHeader),
-	)
+	t.Add(h.specs()...)
 }
 
 type keyState int

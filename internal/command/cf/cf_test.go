@@ -18,14 +18,14 @@ import (
 
 func TestRegistration(t *testing.T) {
 	e := newEnv(t)
-	w := command.FlagWrite | command.FlagDenyOOM
-	r := command.FlagReadonly | command.FlagFast
+	w := command.FlagWrite | command.FlagDenyOOM | command.FlagModule
+	r := command.FlagReadonly | command.FlagFast | command.FlagModule
 	for name, v := range map[string]struct {
 		arity int
 		flags command.Flags
 	}{
 		"cf.reserve": {-3, w}, "cf.add": {3, w}, "cf.addnx": {3, w}, "cf.insert": {-4, w}, "cf.insertnx": {-4, w},
-		"cf.exists": {3, r}, "cf.mexists": {-3, r}, "cf.count": {3, r}, "cf.del": {3, command.FlagWrite | command.FlagFast},
+		"cf.exists": {3, r}, "cf.mexists": {-3, r}, "cf.count": {3, r}, "cf.del": {3, command.FlagWrite | command.FlagFast | command.FlagModule},
 		"cf.compact": {2, r}, "cf.info": {2, r}, "cf.debug": {2, r}, "cf.scandump": {3, r}, "cf.loadchunk": {4, w},
 		"_cf.create": {6, w}, "_cf.add": {-3, w}, "_cf.loadheader": {3, w},
 	} {

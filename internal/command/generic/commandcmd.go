@@ -9,121 +9,12 @@ import (
 	"github.com/probly/probly/internal/resp"
 )
 
-// doc is COMMAND DOCS metadata for a generic command.
-type doc struct {
-	summary, since, group string
-	acl                   []string
-}
+// This file implements COMMAND and its subcommands. Everything they report
+// comes from the command.Spec declarations of each family (name, arity,
+// flags, key specs, ACL categories, tips, Doc), written the way Redis 7
+// writes its COMMAND INFO and COMMAND DOCS replies.
 
-var docs = map[string]doc{
-	"ping":             {"Returns the server's liveliness response.", "1.0.0", "connection", []string{"@fast", "@connection"}},
-	"echo":             {"Returns the given string.", "1.0.0", "connection", []string{"@fast", "@connection"}},
-	"hello":            {"Handshakes with the server, optionally switching the protocol and authenticating.", "6.0.0", "connection", []string{"@fast", "@connection"}},
-	"auth":             {"Authenticates the connection.", "1.0.0", "connection", []string{"@fast", "@connection"}},
-	"quit":             {"Closes the connection.", "1.0.0", "connection", []string{"@fast", "@connection"}},
-	"select":           {"Changes the selected database (only 0 exists).", "1.0.0", "connection", []string{"@fast", "@connection"}},
-	"client":           {"A container for client connection commands.", "2.4.0", "connection", []string{"@slow"}},
-	"client|id":        {"Returns the unique client ID of the connection.", "5.0.0", "connection", []string{"@slow", "@connection"}},
-	"client|setname":   {"Sets the connection name.", "2.6.9", "connection", []string{"@slow", "@connection"}},
-	"client|getname":   {"Returns the name of the connection.", "2.6.9", "connection", []string{"@slow", "@connection"}},
-	"client|setinfo":   {"Sets information specific to the client library.", "7.2.0", "connection", []string{"@slow", "@connection"}},
-	"client|info":      {"Returns information about the connection.", "6.2.0", "connection", []string{"@slow", "@connection"}},
-	"client|no-evict":  {"Accepted for compatibility; no effect.", "7.0.0", "connection", []string{"@admin", "@slow", "@dangerous", "@connection"}},
-	"client|no-touch":  {"Accepted for compatibility; no effect.", "7.2.0", "connection", []string{"@slow", "@connection"}},
-	"client|help":      {"Returns helpful text about the different subcommands.", "5.0.0", "connection", []string{"@slow", "@connection"}},
-	"command":          {"Returns detailed information about all commands.", "2.8.13", "server", []string{"@slow", "@connection"}},
-	"command|count":    {"Returns a count of commands.", "2.8.13", "server", []string{"@slow", "@connection"}},
-	"command|docs":     {"Returns documentary information about one, multiple or all commands.", "7.0.0", "server", []string{"@slow", "@connection"}},
-	"command|info":     {"Returns information about one, multiple or all commands.", "2.8.13", "server", []string{"@slow", "@connection"}},
-	"command|list":     {"Returns a list of command names.", "7.0.0", "server", []string{"@slow", "@connection"}},
-	"command|help":     {"Returns helpful text about the different subcommands.", "5.0.0", "server", []string{"@slow", "@connection"}},
-	"info":             {"Returns information and statistics about the server.", "1.0.0", "server", []string{"@slow", "@dangerous"}},
-	"config":           {"A container for server configuration commands.", "2.0.0", "server", []string{"@slow"}},
-	"config|get":       {"Returns the effective values of configuration parameters.", "2.0.0", "server", []string{"@admin", "@slow", "@dangerous"}},
-	"config|set":       {"Sets configuration parameters in-flight.", "2.0.0", "server", []string{"@admin", "@slow", "@dangerous"}},
-	"config|resetstat": {"Resets the server's statistics.", "2.0.0", "server", []string{"@admin", "@slow", "@dangerous"}},
-	"config|help":      {"Returns helpful text about the different subcommands.", "5.0.0", "server", []string{"@slow"}},
-	"memory":           {"A container for memory diagnostics commands.", "4.0.0", "server", []string{"@slow"}},
-	"memory|usage":     {"Estimates the memory usage of a key.", "4.0.0", "server", []string{"@read", "@slow"}},
-	"memory|help":      {"Returns helpful text about the different subcommands.", "4.0.0", "server", []string{"@slow"}},
-	"module":           {"A container for module commands.", "4.0.0", "server", []string{"@slow"}},
-	"module|list":      {"Returns all loaded modules.", "4.0.0", "server", []string{"@admin", "@slow", "@dangerous"}},
-	"module|help":      {"Returns helpful text about the different subcommands.", "5.0.0", "server", []string{"@slow"}},
-	"time":             {"Returns the server time.", "2.6.0", "server", []string{"@fast"}},
-	"dbsize":           {"Returns the number of keys in the database.", "1.0.0", "server", []string{"@keyspace", "@read", "@fast"}},
-	"del":              {"Deletes one or more keys.", "1.0.0", "generic", []string{"@keyspace", "@write", "@slow"}},
-	"unlink":           {"Deletes one or more keys.", "4.0.0", "generic", []string{"@keyspace", "@write", "@fast"}},
-	"exists":           {"Determines whether one or more keys exist.", "1.0.0", "generic", []string{"@keyspace", "@read", "@fast"}},
-	"type":             {"Determines the type of value stored at a key.", "1.0.0", "generic", []string{"@keyspace", "@read", "@fast"}},
-	"keys":             {"Returns all key names that match a pattern.", "1.0.0", "generic", []string{"@keyspace", "@read", "@slow", "@dangerous"}},
-	"scan":             {"Iterates over the key names in the database.", "2.8.0", "generic", []string{"@keyspace", "@read", "@slow"}},
-	"flushall":         {"Removes all keys from all databases.", "1.0.0", "server", []string{"@keyspace", "@write", "@slow", "@dangerous"}},
-	"flushdb":          {"Removes all keys from the current database.", "1.0.0", "server", []string{"@keyspace", "@write", "@slow", "@dangerous"}},
-	"save":             {"Synchronously saves the database to disk.", "1.0.0", "server", []string{"@admin", "@slow", "@dangerous"}},
-	"bgsave":           {"Asynchronously saves the database to disk.", "1.0.0", "server", []string{"@admin", "@slow", "@dangerous"}},
-	"follow.wait":      {"Waits until the follower has applied the change stream up to a position (serve --follow).", "7.4.0", "server", []string{"@slow", "@connection"}},
-	"lastsave":         {"Returns the Unix timestamp of the last successful save to disk.", "1.0.0", "server", []string{"@fast", "@admin", "@dangerous"}},
-}
-
-var stringCommands = map[string]bool{
-	"get": true, "set": true, "append": true, "setrange": true, "getrange": true, "substr": true, "strlen": true,
-}
-
-// isModule reports whether name is a RedisBloom command.
-func isModule(name string) bool {
-	return strings.HasPrefix(strings.TrimPrefix(name, "_"), "bf.") || strings.HasPrefix(strings.TrimPrefix(name, "_"), "cf.")
-}
-
-// aclCategories returns the ACL categories of s: from the table above for
-// generic commands, derived from flags and name otherwise.
-func aclCategories(s *command.Spec) []string {
-	if d, ok := docs[s.Name]; ok {
-		return d.acl
-	}
-	var out []string
-	if s.Flags&command.FlagWrite != 0 {
-		out = append(out, "@write")
-	}
-	if s.Flags&command.FlagReadonly != 0 {
-		out = append(out, "@read")
-	}
-	if s.Flags&command.FlagAdmin != 0 {
-		out = append(out, "@admin", "@dangerous")
-	}
-	if s.Flags&command.FlagFast != 0 {
-		out = append(out, "@fast")
-	} else {
-		out = append(out, "@slow")
-	}
-	switch {
-	case strings.HasPrefix(s.Name, "bf."):
-		out = append(out, "@bloom")
-	case strings.HasPrefix(s.Name, "cf."):
-		out = append(out, "@cuckoo")
-	case strings.HasPrefix(s.Name, "pf"):
-		out = append(out, "@hyperloglog")
-	case stringCommands[s.Name]:
-		out = append(out, "@string")
-	}
-	return out
-}
-
-func groupOf(name string) string {
-	if d, ok := docs[name]; ok {
-		return d.group
-	}
-	switch {
-	case isModule(name):
-		return "module"
-	case strings.HasPrefix(name, "pf"):
-		return "hyperloglog"
-	case stringCommands[name]:
-		return "string"
-	}
-	return "generic"
-}
-
-// sortedSpecs returns the table's top-level commands by name.
+// sortedSpecs returns the table's public top-level commands by name.
 func sortedSpecs(t *command.Table) []*command.Spec {
 	all := t.Public()
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
@@ -143,6 +34,14 @@ func lookupFull(t *command.Table, name string) *command.Spec {
 	return s.Sub([]byte(sub))
 }
 
+// simpleSet writes words as a set of simple strings.
+func simpleSet(r *resp.Reply, words []string) {
+	r.Set(len(words))
+	for _, w := range words {
+		r.SimpleString(w)
+	}
+}
+
 // writeInfo writes one command in Redis 7's COMMAND reply format: name,
 // arity, flags, first key, last key, step, ACL categories, tips, key specs,
 // subcommands.
@@ -150,76 +49,81 @@ func writeInfo(r *resp.Reply, s *command.Spec) {
 	r.Array(10)
 	r.BulkString(s.Name)
 	r.Int(int64(s.Arity))
-	flags := s.Flags.Names()
-	if isModule(s.Name) {
-		flags = append(flags, "module")
-	}
-	r.Set(len(flags))
-	for _, f := range flags {
-		r.SimpleString(f)
-	}
+	simpleSet(r, s.Flags.Names())
 	r.Int(int64(s.FirstKey))
 	r.Int(int64(s.LastKey))
 	r.Int(int64(s.Step))
-	acl := aclCategories(s)
-	r.Set(len(acl))
-	for _, a := range acl {
-		r.SimpleString(a)
+	simpleSet(r, s.ACLCategories().Names())
+	r.Set(len(s.Tips))
+	for _, tip := range s.Tips {
+		r.BulkString(tip)
 	}
-	r.Array(0) // tips
 	writeKeySpecs(r, s)
+	if len(s.Subcommands) == 0 {
+		r.Set(0) // Redis: an empty set, but an array when there are some
+		return
+	}
 	r.Array(len(s.Subcommands))
 	for _, sub := range s.Subcommands {
 		writeInfo(r, sub)
 	}
 }
 
-// writeKeySpecs derives one Redis 7 key spec from FirstKey/LastKey/Step.
-func writeKeySpecs(r *resp.Reply, s *command.Spec) {
+// legacyKeySpec is the key spec Redis reports for a command declared with
+// key positions only (a module command without key specs): full access.
+func legacyKeySpec(s *command.Spec) []command.KeySpec {
 	if s.FirstKey <= 0 {
-		r.Array(0)
-		return
-	}
-	var kf []string
-	switch {
-	case s.Name == "del" || s.Name == "unlink":
-		kf = []string{"RM", "delete"}
-	case s.Flags&command.FlagWrite != 0:
-		kf = []string{"RW", "update"}
-	default:
-		kf = []string{"RO", "access"}
+		return nil
 	}
 	last := s.LastKey
 	if last >= 0 {
 		last -= s.FirstKey // relative to the first key
 	}
-	r.Array(1)
-	r.Map(3)
-	r.BulkString("flags")
-	r.Set(len(kf))
-	for _, f := range kf {
-		r.SimpleString(f)
+	return []command.KeySpec{{Flags: command.KeyRW | command.KeyAccess | command.KeyUpdate,
+		Begin: s.FirstKey, LastKey: last, KeyStep: s.Step}}
+}
+
+// writeKeySpecs writes s's key specs as Redis 7 does.
+func writeKeySpecs(r *resp.Reply, s *command.Spec) {
+	keys := s.Keys
+	if len(keys) == 0 {
+		keys = legacyKeySpec(s)
 	}
-	r.BulkString("begin_search")
-	r.Map(2)
-	r.BulkString("type")
-	r.BulkString("index")
-	r.BulkString("spec")
-	r.Map(1)
-	r.BulkString("index")
-	r.Int(int64(s.FirstKey))
-	r.BulkString("find_keys")
-	r.Map(2)
-	r.BulkString("type")
-	r.BulkString("range")
-	r.BulkString("spec")
-	r.Map(3)
-	r.BulkString("lastkey")
-	r.Int(int64(last))
-	r.BulkString("keystep")
-	r.Int(int64(max(s.Step, 1)))
-	r.BulkString("limit")
-	r.Int(0)
+	r.Set(len(keys))
+	for _, k := range keys {
+		notes := k.Notes != "" || k.EmptyNotes
+		n := 3
+		if notes {
+			n++
+		}
+		r.Map(n)
+		if notes {
+			r.BulkString("notes")
+			r.BulkString(k.Notes)
+		}
+		r.BulkString("flags")
+		simpleSet(r, k.Flags.Names())
+		r.BulkString("begin_search")
+		r.Map(2)
+		r.BulkString("type")
+		r.BulkString("index")
+		r.BulkString("spec")
+		r.Map(1)
+		r.BulkString("index")
+		r.Int(int64(k.Begin))
+		r.BulkString("find_keys")
+		r.Map(2)
+		r.BulkString("type")
+		r.BulkString("range")
+		r.BulkString("spec")
+		r.Map(3)
+		r.BulkString("lastkey")
+		r.Int(int64(k.LastKey))
+		r.BulkString("keystep")
+		r.Int(int64(k.Step()))
+		r.BulkString("limit")
+		r.Int(int64(k.Limit))
+	}
 }
 
 func commandAll(c *command.Ctx) {
@@ -249,9 +153,8 @@ func commandInfo(c *command.Ctx) {
 	}
 }
 
-// commandDocs implements COMMAND DOCS [name …]: a map of name → doc with
-// summary, since, group (and module, subcommands); unknown names are
-// skipped. Arguments are not described.
+// commandDocs implements COMMAND DOCS [name …]: a map of name → docs;
+// unknown names are skipped.
 func commandDocs(c *command.Ctx) {
 	var specs []*command.Spec
 	if len(c.Args) == 2 {
@@ -270,29 +173,57 @@ func commandDocs(c *command.Ctx) {
 	}
 }
 
+// writeDoc writes s's COMMAND DOCS map, its fields in Redis 7's order:
+// summary, since, group, complexity, module, doc_flags, deprecated_since,
+// replaced_by, history, arguments, subcommands (each only when declared;
+// group always).
 func writeDoc(r *resp.Reply, s *command.Spec) {
-	d := docs[s.Name]
-	if d.since == "" {
-		d.since = "1.0.0"
+	d := &s.Doc
+	module := s.Flags&command.FlagModule != 0
+	group := d.Group
+	if module {
+		group = command.GroupModule
 	}
-	n := 3
-	mod := isModule(s.Name)
-	if mod {
-		n++
-	}
-	if len(s.Subcommands) > 0 {
-		n++
+	n := 1
+	for _, has := range []bool{d.Summary != "", d.Since != "", d.Complexity != "", module, d.DocFlags != 0,
+		d.DeprecatedSince != "", d.ReplacedBy != "", len(d.History) > 0, len(d.Args) > 0, len(s.Subcommands) > 0} {
+		if has {
+			n++
+		}
 	}
 	r.Map(n)
-	r.BulkString("summary")
-	r.BulkString(d.summary)
-	r.BulkString("since")
-	r.BulkString(d.since)
+	field := func(k, v string) {
+		if v != "" {
+			r.BulkString(k)
+			r.BulkString(v)
+		}
+	}
+	field("summary", d.Summary)
+	field("since", d.Since)
 	r.BulkString("group")
-	r.BulkString(groupOf(s.Name))
-	if mod {
-		r.BulkString("module")
-		r.BulkString(command.ModuleName)
+	r.BulkString(string(group))
+	field("complexity", d.Complexity)
+	if module {
+		field("module", command.ModuleName)
+	}
+	if d.DocFlags != 0 {
+		r.BulkString("doc_flags")
+		simpleSet(r, d.DocFlags.Names())
+	}
+	field("deprecated_since", d.DeprecatedSince)
+	field("replaced_by", d.ReplacedBy)
+	if len(d.History) > 0 {
+		r.BulkString("history")
+		r.Set(len(d.History))
+		for _, h := range d.History {
+			r.Array(2)
+			r.BulkString(h.Version)
+			r.BulkString(h.Change)
+		}
+	}
+	if len(d.Args) > 0 {
+		r.BulkString("arguments")
+		writeArgs(r, d.Args)
 	}
 	if len(s.Subcommands) > 0 {
 		r.BulkString("subcommands")
@@ -300,6 +231,48 @@ func writeDoc(r *resp.Reply, s *command.Spec) {
 		for _, sub := range s.Subcommands {
 			r.BulkString(sub.Name)
 			writeDoc(r, sub)
+		}
+	}
+}
+
+// writeArgs writes COMMAND DOCS "arguments": an array of maps with name,
+// type, key_spec_index (keys), token, summary, since, deprecated_since,
+// flags and the sub-arguments of oneof and block.
+func writeArgs(r *resp.Reply, args []command.Arg) {
+	r.Array(len(args))
+	for i := range args {
+		a := &args[i]
+		nested := a.Type == command.ArgOneOf || a.Type == command.ArgBlock
+		n := 2
+		for _, has := range []bool{a.Type == command.ArgKey, a.Token != "", a.Summary != "", a.Since != "",
+			a.DeprecatedSince != "", a.Flags != 0, nested} {
+			if has {
+				n++
+			}
+		}
+		r.Map(n)
+		r.BulkString("name")
+		r.BulkString(a.Name)
+		r.BulkString("type")
+		r.BulkString(string(a.Type))
+		if a.Type == command.ArgKey {
+			r.BulkString("key_spec_index")
+			r.Int(int64(a.KeySpec))
+		}
+		for _, f := range [...]struct{ k, v string }{{"token", a.Token}, {"summary", a.Summary},
+			{"since", a.Since}, {"deprecated_since", a.DeprecatedSince}} {
+			if f.v != "" {
+				r.BulkString(f.k)
+				r.BulkString(f.v)
+			}
+		}
+		if a.Flags != 0 {
+			r.BulkString("flags")
+			simpleSet(r, a.Flags.Names())
+		}
+		if nested {
+			r.BulkString("arguments")
+			writeArgs(r, a.Args)
 		}
 	}
 }
@@ -318,17 +291,10 @@ func commandList(c *command.Ctx) {
 		arg := string(c.Args[4])
 		switch lower(c.Args[3]) {
 		case "module":
-			keep = func(s *command.Spec) bool { return arg == command.ModuleName && isModule(s.Name) }
+			keep = func(s *command.Spec) bool { return arg == command.ModuleName && s.Flags&command.FlagModule != 0 }
 		case "aclcat":
-			cat := "@" + strings.ToLower(arg)
-			keep = func(s *command.Spec) bool {
-				for _, a := range aclCategories(s) {
-					if a == cat {
-						return true
-					}
-				}
-				return false
-			}
+			cat := command.ACLCategory(arg)
+			keep = func(s *command.Spec) bool { return cat != 0 && s.ACLCategories()&cat != 0 }
 		case "pattern":
 			keep = func(s *command.Spec) bool { return keyspace.Match(strings.ToLower(arg), s.Name) }
 		default:

@@ -35,67 +35,7 @@ const (
 // adds no parameters, and cfg may be nil.
 func Register(t *command.Table, cfg *config.Registry) {
 	_ = cfg
-	const (
-		w      = command.FlagWrite
-		ro     = command.FlagReadonly
-		fast   = command.FlagFast
-		admin  = command.FlagAdmin
-		noauth = command.FlagNoAuth
-		load   = command.FlagLoading
-	)
-	t.Add(
-		&command.Spec{Name: "ping", Arity: -1, Flags: fast, Handler: ping},
-		&command.Spec{Name: "echo", Arity: 2, Flags: fast, Handler: echo},
-		&command.Spec{Name: "hello", Arity: -1, Flags: noauth | fast | load, Handler: hello},
-		&command.Spec{Name: "auth", Arity: -2, Flags: noauth | fast | load, Handler: auth},
-		&command.Spec{Name: "quit", Arity: -1, Flags: noauth | fast | load, Handler: quit},
-		&command.Spec{Name: "select", Arity: 2, Flags: fast | load, Handler: selectDB},
-		&command.Spec{Name: "client", Arity: -2, Subcommands: []*command.Spec{
-			{Name: "client|id", Arity: 2, Flags: load, Handler: clientID},
-			{Name: "client|setname", Arity: 3, Flags: load, Handler: clientSetName},
-			{Name: "client|getname", Arity: 2, Flags: load, Handler: clientGetName},
-			{Name: "client|setinfo", Arity: 4, Flags: load, Handler: clientSetInfo},
-			{Name: "client|info", Arity: 2, Flags: load, Handler: clientInfo},
-			{Name: "client|no-evict", Arity: 3, Flags: admin | load, Handler: onOff},
-			{Name: "client|no-touch", Arity: 3, Flags: load, Handler: onOff},
-			{Name: "client|help", Arity: 2, Flags: load, Handler: help(clientHelp)},
-		}},
-		&command.Spec{Name: "command", Arity: -1, Flags: load, Handler: commandAll, Subcommands: []*command.Spec{
-			{Name: "command|count", Arity: 2, Flags: load, Handler: commandCount},
-			{Name: "command|docs", Arity: -2, Flags: load, Handler: commandDocs},
-			{Name: "command|info", Arity: -2, Flags: load, Handler: commandInfo},
-			{Name: "command|list", Arity: -2, Flags: load, Handler: commandList},
-			{Name: "command|help", Arity: 2, Flags: load, Handler: help(commandHelp)},
-		}},
-		&command.Spec{Name: "info", Arity: -1, Flags: load, Handler: info},
-		&command.Spec{Name: "config", Arity: -2, Subcommands: []*command.Spec{
-			{Name: "config|get", Arity: -3, Flags: admin | load, Handler: configGet},
-			{Name: "config|set", Arity: -4, Flags: admin | load, Handler: configSet},
-			{Name: "config|resetstat", Arity: 2, Flags: admin | load, Handler: configResetStat},
-			{Name: "config|help", Arity: 2, Flags: load, Handler: help(configHelp)},
-		}},
-		&command.Spec{Name: "memory", Arity: -2, Subcommands: []*command.Spec{
-			{Name: "memory|usage", Arity: -3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Handler: memoryUsage},
-			{Name: "memory|help", Arity: 2, Flags: load, Handler: help(memoryHelp)},
-		}},
-		&command.Spec{Name: "module", Arity: -2, Subcommands: []*command.Spec{
-			{Name: "module|list", Arity: 2, Flags: admin, Handler: moduleList},
-			{Name: "module|help", Arity: 2, Flags: load, Handler: help(moduleHelp)},
-		}},
-		&command.Spec{Name: "time", Arity: 1, Flags: fast | load, Handler: timeCmd},
-		&command.Spec{Name: "dbsize", Arity: 1, Flags: ro | fast, Handler: dbsize},
-		&command.Spec{Name: "del", Arity: -2, Flags: w, FirstKey: 1, LastKey: -1, Step: 1, Handler: del},
-		&command.Spec{Name: "unlink", Arity: -2, Flags: w | fast, FirstKey: 1, LastKey: -1, Step: 1, Handler: del},
-		&command.Spec{Name: "exists", Arity: -2, Flags: ro | fast, FirstKey: 1, LastKey: -1, Step: 1, Handler: exists},
-		command.KeyCommand("type", 2, ro|fast, typeCmd),
-		&command.Spec{Name: "keys", Arity: 2, Flags: ro, Handler: keys},
-		&command.Spec{Name: "scan", Arity: -2, Flags: ro, Handler: scan},
-		&command.Spec{Name: "flushall", Arity: -1, Flags: w, Handler: flush},
-		&command.Spec{Name: "flushdb", Arity: -1, Flags: w, Handler: flush},
-		&command.Spec{Name: "save", Arity: 1, Flags: admin, Handler: save},
-		&command.Spec{Name: "bgsave", Arity: -1, Flags: admin, Handler: bgsave},
-		&command.Spec{Name: "lastsave", Arity: 1, Flags: fast | load, Handler: lastsave},
-	)
+	t.Add(specs()...)
 }
 
 // lower returns b lowercased as a string (option keywords).

@@ -90,22 +90,7 @@ func Register(t *command.Table, cfg *config.Registry) {
 	if cfg != nil {
 		cfg.Register(h.s.param())
 	}
-	const (
-		w     = command.FlagWrite
-		ro    = command.FlagReadonly
-		deny  = command.FlagDenyOOM
-		fast  = command.FlagFast
-		admin = command.FlagAdmin
-	)
-	t.Add(
-		command.KeyCommand("pfadd", -2, w|deny|fast, h.pfadd),
-		&command.Spec{Name: "pfcount", Arity: -2, Flags: ro, FirstKey: 1, LastKey: -1, Step: 1, Handler: h.pfcount},
-		// PFMERGE dest src …: only dest is written.
-		&command.Spec{Name: "pfmerge", Arity: -2, Flags: w | deny, FirstKey: 1, LastKey: -1, Step: 1,
-			WriteKeys: command.KeyRange{First: 1, Last: 1, Step: 1}, Handler: h.pfmerge},
-		&command.Spec{Name: "pfdebug", Arity: 3, Flags: w | deny | admin, FirstKey: 2, LastKey: 2, Step: 1, Handler: h.pfdebug},
-		&command.Spec{Name: "pfselftest", Arity: 1, Flags: admin, Handler: h.pfselftest},
-	)
+	t.Add(h.specs()...)
 }
 
 type keyState int

@@ -71,21 +71,7 @@ var (
 // read proto-max-bulk-len through Ctx.Config when it is registered).
 func Register(t *command.Table, cfg *config.Registry) {
 	_ = cfg
-	const (
-		w    = command.FlagWrite | command.FlagDenyOOM
-		ro   = command.FlagReadonly
-		fast = command.FlagFast
-	)
-	spec := command.KeyCommand
-	t.Add(
-		spec("get", 2, ro|fast, get),
-		spec("set", -3, w, set),
-		spec("append", 3, w|fast, appendCmd),
-		spec("setrange", 4, w, setRange),
-		spec("getrange", 4, ro, getRange),
-		spec("substr", 4, ro, getRange),
-		spec("strlen", 2, ro|fast, strlen),
-	)
+	t.Add(specs()...)
 }
 
 type keyState int
