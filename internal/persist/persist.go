@@ -128,6 +128,8 @@ type DB struct {
 	// before wmu (rotation runs under FreezeCOW).
 	wmu     sync.Mutex
 	off     int64         // bytes of f known to be well-formed (under wmu)
+	fileVer uint16        // format version of f's header (under wmu)
+	fileRec uint64        // command records in f (under wmu)
 	spare   []byte        // the buffer being written, reused (under wmu)
 	written atomic.Uint64 // every seq <= written was written to f, or dropped (stored under wmu)
 	// dropped lists the sequence ranges whose write failed (under mu); Wait
@@ -166,8 +168,9 @@ type DB struct {
 	snapping   atomic.Bool
 	lastSave   atomic.Int64 // unix nanoseconds
 	lastSaveOK atomic.Bool
-	lastTry    atomic.Int64 // unix nanoseconds of the last snapshot attempt
-	baseSize   atomic.Int64 // bytes of dump.pdb as last written or found
+	lastTry    atomic.Int64  // unix nanoseconds of the last snapshot attempt
+	consecFail atomic.Uint64 // snapshots failed since the last success
+	baseSize   atomic.Int64  // bytes of dump.pdb as last written or found
 	stats      snapStats
 	auto       autoState
 
@@ -454,6 +457,7 @@ func (d *DB) flushLocked() error {
 	if werr == nil {
 		d.off += int64(n)
 		d.aofSize.Add(int64(n))
+		d.fileRec += hi - d.written.Load()
 		d.written.Store(hi)
 		return nil
 	}
@@ -593,6 +597,12 @@ func (d *DB) outOfSync() error {
 	}
 	return ErrOutOfSync
 }
+
+// LastWriteOK reports whether the AOF accepts writes: false from a failed
+// append (ENOSPC, another write error) until a snapshot covers it, and for
+// good after a failed fsync ([ErrFailed]); true otherwise, also after Close.
+// It is what INFO reports as aof_last_write_status (ok/err). Lock-free.
+func (d *DB) LastWriteOK() bool { return d.failure() == nil && d.outOfSync() == nil }
 
 // WriteGate reports whether writes are accepted: nil, or the error every
 // write gets (ErrFailed after an fsync failure, ErrOutOfSync after a failed
