@@ -54,8 +54,9 @@ var (
 	// failed (for example ENOSPC): the command that failed may have changed
 	// memory without a record, so the log no longer describes memory. Every
 	// write is refused until a snapshot, which writes memory as it is,
-	// succeeds; the automatic scheduler (StartAuto) retries one every 5 s.
-	ErrOutOfSync = errors.New("persist: writes refused since an AOF write failed; they resume once a snapshot succeeds (retried every 5 s, or run BGSAVE after freeing disk space)")
+	// succeeds; the automatic scheduler (StartAuto) retries one 5 s after
+	// the failure, backing off to every 30 s.
+	ErrOutOfSync = errors.New("persist: writes refused since an AOF write failed; they resume once a snapshot succeeds (retried 5 s after a failure, backing off to every 30 s; or run BGSAVE after freeing disk space)")
 )
 
 // Fsync policies accepted in Options.Fsync.
