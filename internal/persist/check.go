@@ -554,6 +554,9 @@ func setAside(p string) (FixAction, error) {
 func (c FileCheck) Describe() string {
 	name := filepath.Base(c.Path)
 	switch {
+	case c.Problem == "" && c.Ended:
+		return fmt.Sprintf("%s: ok (%d records, %d bytes; ends with its end-of-generation record: the log continues in %s)",
+			name, c.Records, c.Size, aofFileName(c.Gen+1))
 	case c.Problem == "":
 		return fmt.Sprintf("%s: ok (%d records, %d bytes)", name, c.Records, c.Size)
 	case c.Torn:

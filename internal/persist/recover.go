@@ -162,6 +162,8 @@ func (d *DB) recover(decode Decoder, load func(string, keyspace.Value) error, re
 		total += res.size
 		d.changes.Add(res.records)
 		lastRes = res
+		d.log.Info("persist: AOF generation replayed", "file", d.path(aofFileName(g)), "records", res.records,
+			"bytes", res.size, "format_version", res.version, "last", last)
 	}
 
 	cur := start
