@@ -307,7 +307,11 @@ var ErrUnfixable = errors.New("persist: cannot fix")
 // generation is truncated to its last good record; if its header is
 // damaged, or a generation is missing, the generations from there on are
 // set aside. Every later generation is set aside too, because its records
-// may depend on the ones lost. Nothing is deleted: a truncated file is first
+// may depend on the ones lost. If the log then ends before a missing
+// generation, the end-of-generation record naming it is cut off the
+// generation before; if the generation dump.pdb names is missing, it is
+// created with only its header (the writes made after the snapshot are
+// lost; the start then uses the snapshot alone). Nothing is deleted: a truncated file is first
 // copied to <name>.bak and a file set aside is renamed to <name>.bak (or
 // <name>.bak.2, … if that exists). It holds the directory's LOCK while it
 // works, so it refuses to run while a server has the directory open

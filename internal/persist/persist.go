@@ -23,9 +23,11 @@ var (
 	ErrCorrupt = errors.New("persist: corrupt file")
 	// ErrVersion reports a file written by an incompatible format version.
 	ErrVersion = errors.New("persist: unsupported format version")
-	// ErrMissingGeneration reports a gap in the AOF generations that
-	// recovery needs (for example appendonly.1.aof deleted without a
-	// snapshot that covers it).
+	// ErrMissingGeneration reports an AOF generation that recovery needs
+	// and cannot find: a gap (for example appendonly.1.aof deleted without
+	// a snapshot that covers it), the generation dump.pdb says follows it,
+	// or the one the last generation's end-of-generation record names. The
+	// message names the file and the remedy (a backup, or check-aof --fix).
 	ErrMissingGeneration = errors.New("persist: missing AOF generation")
 	// ErrLocked reports that another process has the data directory open.
 	ErrLocked = errors.New("persist: data directory is in use by another process")
