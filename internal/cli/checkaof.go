@@ -40,7 +40,12 @@ is reported but is not an error: the server cuts it off by itself at start.
 generation is truncated to its last good record (the file is first copied to
 <name>.bak), and every later generation is renamed to <name>.bak, since its
 records may depend on the ones lost; a generation with a damaged header, and
-the generations after a missing one, are renamed to <name>.bak too. Nothing
+the generations after a missing one, are renamed to <name>.bak too. When the
+log then ends before a missing generation, the end-of-generation record that
+names it is cut off the generation before (after a copy to <name>.bak), and
+when the generation dump.pdb names is missing (dump.pdb restored alone, or
+the file deleted), it is created empty, so the server starts from the
+snapshot alone: the writes made after the snapshot are lost. Nothing
 is deleted (if <name>.bak exists, <name>.bak.2, … is used). --fix refuses to
 run while a server has the directory open. A damaged dump.pdb cannot be fixed
 here: restore it from a backup (see docs/OPERATIONS.md); the AOF generations
@@ -139,12 +144,24 @@ func printReport(out io.Writer, r *persist.CheckReport) {
 		fmt.Fprintln(out, f.Describe())
 	}
 	if r.Gap != 0 {
-		fmt.Fprintf(out, "appendonly.%d.aof: MISSING; the generations after it cannot be replayed\n", r.Gap)
+		switch n := len(r.Files); {
+		case n == 0 && r.Snapshot != "" && r.Gap == r.SnapshotGen:
+			fmt.Fprintf(out, "appendonly.%d.aof: MISSING; dump.pdb says the writes made after it are in this file\n", r.Gap)
+		case n > 0 && r.Files[n-1].Ended && r.Files[n-1].Gen+1 == r.Gap:
+			fmt.Fprintf(out, "appendonly.%d.aof: MISSING; %s ends with a record saying the log continues in it\n",
+				r.Gap, filepath.Base(r.Files[n-1].Path))
+		default:
+			fmt.Fprintf(out, "appendonly.%d.aof: MISSING; the generations after it cannot be replayed\n", r.Gap)
+		}
 	}
 }
 
 func printAction(out io.Writer, a persist.FixAction) {
 	name, bak := filepath.Base(a.Path), filepath.Base(a.Backup)
+	if a.Created {
+		fmt.Fprintf(out, "%s: created with only its header (%s)\n", name, a.Why)
+		return
+	}
 	if a.Truncated {
 		fmt.Fprintf(out, "%s: truncated to %d bytes, its last good record (%d bytes dropped; %s); the original is kept as %s\n",
 			name, a.Size, a.Dropped, a.Why, bak)

@@ -151,3 +151,52 @@ func TestCheckAOFDamagedSnapshot(t *testing.T) {
 		t.Fatalf("damaged snapshot: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// TestCheckAOFMissingAfterSnapshot: with the generation that follows
+// dump.pdb deleted, the server refuses to start naming it, check-aof
+// reports it missing, and check-aof --fix creates it empty so that the
+// snapshot alone starts.
+func TestCheckAOFMissingAfterSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	db, err := persist.Open(persist.Options{Dir: dir, Fsync: persist.FsyncNo}, app.Decode,
+		func(string, keyspace.Value) error { return nil }, func([][]byte) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A record before the snapshot, so that it switches to generation 2
+	// (an empty generation is reused).
+	if _, err := db.Append([][]byte{[]byte("BF.MADD"), []byte("k"), []byte("first")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Snapshot(keyspace.New(nil)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 { // writes after the snapshot, in appendonly.2.aof
+		if _, err := db.Append([][]byte{[]byte("BF.MADD"), []byte("k"), []byte(fmt.Sprint("item-", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	aof := filepath.Join(dir, "appendonly.2.aof")
+	if err := os.Remove(aof); err != nil {
+		t.Fatal(err)
+	}
+	err = app.Run(t.Context(), app.Options{Addr: "127.0.0.1:0", Dir: dir, MetricsAddr: "off"})
+	if err == nil || !strings.Contains(err.Error(), aof+" is missing") || !strings.Contains(err.Error(), "probly check-aof --fix --dir "+dir) {
+		t.Fatalf("start without the generation after dump.pdb: %v", err)
+	}
+	code, out, stderr := runCLI(t, "", "check-aof", "--dir", dir)
+	if code != ExitDataFail || !strings.Contains(out, "appendonly.2.aof: MISSING; dump.pdb says the writes made after it are in this file") {
+		t.Fatalf("check: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = runCLI(t, "", "check-aof", "--fix", "--dir", dir)
+	if code != ExitOK || !strings.Contains(out, "appendonly.2.aof: created with only its header") || !strings.Contains(out, "fixed") {
+		t.Fatalf("fix: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = runCLI(t, "", "check-aof", "--dir", dir)
+	if code != ExitOK || !strings.Contains(out, "appendonly.2.aof: ok (0 records") {
+		t.Fatalf("check after the fix: exit %d\n%s%s", code, out, stderr)
+	}
+}

@@ -64,13 +64,15 @@ var (
 	descSnapFailures = desc("snapshot_failures_total", "Snapshots that failed since start (the previous files stayed).")
 	descSnapDuration = desc("last_snapshot_duration_seconds", "Duration of the last completed snapshot, from its start to dump.pdb being durable.")
 	descSnapStall    = desc("snapshot_max_stall_seconds", "Longest time writers were blocked while a snapshot's cut was taken, since start.")
+	descSnapConsec   = desc("snapshot_consecutive_failures", "Snapshots that failed since the last successful one (INFO aof_rewrites_consecutive_failures); automatic retries back off from 5 s to 30 s.")
+	descWriteOK      = desc("aof_last_write_success", "1 while the AOF accepts writes, 0 from a failed AOF write (ENOSPC, failed fsync) until writes are accepted again (INFO aof_last_write_status); write commands are refused meanwhile.")
 )
 
 type persistCollector struct{ m *Metrics }
 
 func (c *persistCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descAOFSize, descFsyncs, descRewrites, descLastSave, descLastSaveOK, descSnapshotting,
-		descSnapshots, descSnapFailures, descSnapDuration, descSnapStall} {
+		descSnapshots, descSnapFailures, descSnapDuration, descSnapStall, descSnapConsec, descWriteOK} {
 		ch <- d
 	}
 }
@@ -93,6 +95,9 @@ func (c *persistCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descLastSaveOK, prometheus.GaugeValue, b2f(p.LastSaveOK()))
 	ch <- prometheus.MustNewConstMetric(descSnapshotting, prometheus.GaugeValue, b2f(p.InProgress()))
+	if w, ok := p.(interface{ LastWriteOK() bool }); ok {
+		ch <- prometheus.MustNewConstMetric(descWriteOK, prometheus.GaugeValue, b2f(w.LastWriteOK()))
+	}
 	if ss, ok := p.(interface{ SnapshotStats() persist.SnapshotStats }); ok {
 		st := ss.SnapshotStats()
 		for trigger, n := range st.ByTrigger {
@@ -101,6 +106,7 @@ func (c *persistCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descSnapFailures, prometheus.CounterValue, float64(st.Failed))
 		ch <- prometheus.MustNewConstMetric(descSnapDuration, prometheus.GaugeValue, st.LastDuration.Seconds())
 		ch <- prometheus.MustNewConstMetric(descSnapStall, prometheus.GaugeValue, st.MaxStall.Seconds())
+		ch <- prometheus.MustNewConstMetric(descSnapConsec, prometheus.GaugeValue, float64(st.ConsecutiveFailures))
 	}
 }
 

@@ -62,7 +62,8 @@ type Server interface {
 // Persist is what the metrics read from the persistence engine.
 // persist.DB implements it; optional methods are used when present:
 // Fsyncs() uint64 (fsync calls on the AOF), Rewrites() uint64 (AOF
-// rewrites) and SnapshotStats() persist.SnapshotStats.
+// rewrites), LastWriteOK() bool (the AOF accepts writes) and
+// SnapshotStats() persist.SnapshotStats.
 type Persist interface {
 	AOFSize() int64
 	LastSave() time.Time

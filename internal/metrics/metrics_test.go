@@ -170,6 +170,7 @@ func (fakePersist) LastSave() time.Time { return time.Unix(1700000000, 0) }
 func (fakePersist) LastSaveOK() bool    { return false }
 func (fakePersist) InProgress() bool    { return true }
 func (fakePersist) Fsyncs() uint64      { return 42 }
+func (fakePersist) LastWriteOK() bool   { return false }
 
 // Every probly_ metric follows the naming rule (CheckName: help text,
 // _total on counters, base-unit suffixes where there is a unit, none on
@@ -228,6 +229,7 @@ func TestNamesHelpAndSources(t *testing.T) {
 		{"probly_last_snapshot_timestamp_seconds", nil, 1700000000},
 		{"probly_last_snapshot_success", nil, 0},
 		{"probly_snapshot_in_progress", nil, 1},
+		{"probly_aof_last_write_success", nil, 0},
 		{"probly_keys", map[string]string{"type": redisbloom.TypeName}, 1},
 		{"probly_filter_items", map[string]string{"key": "f", "type": "bf"}, 10},
 		{"probly_filter_capacity", map[string]string{"key": "f", "type": "bf"}, 100},

@@ -49,8 +49,10 @@ const (
 const (
 	// retryDelay is how long the scheduler waits after a failed snapshot
 	// before an automatic one is tried again (Redis's
-	// CONFIG_BGSAVE_RETRY_DELAY).
-	retryDelay = 5 * time.Second
+	// CONFIG_BGSAVE_RETRY_DELAY). Each further consecutive failure doubles
+	// the wait, up to retryMaxDelay; a success resets it.
+	retryDelay    = 5 * time.Second
+	retryMaxDelay = 30 * time.Second
 	// autoInterval is how often the scheduler looks (Redis's hz 10).
 	autoInterval = 100 * time.Millisecond
 )
@@ -108,13 +110,40 @@ type autoState struct {
 	pct     int64 // auto-aof-rewrite-percentage; 0 disables
 	minSize int64 // auto-aof-rewrite-min-size
 	started atomic.Bool
+	// retryBase and retryMax are retryDelay and retryMaxDelay (tests
+	// shorten them before StartAuto).
+	retryBase, retryMax time.Duration
 }
 
 func (a *autoState) init() {
 	a.mu.Lock()
 	a.save, a.pct, a.minSize = nil, 0, DefaultRewriteMinSize
+	a.retryBase, a.retryMax = retryDelay, retryMaxDelay
 	a.mu.Unlock()
 }
+
+// RetryDelay returns how long after the last failed snapshot attempt the
+// scheduler waits before it tries an automatic one again: 0 after a
+// success, 5 s after one failure, doubling with each further consecutive
+// failure (10 s, 20 s) up to 30 s.
+func (d *DB) RetryDelay() time.Duration {
+	n := d.consecFail.Load()
+	if n == 0 {
+		return 0
+	}
+	d.auto.mu.Lock()
+	delay, most := d.auto.retryBase, d.auto.retryMax
+	d.auto.mu.Unlock()
+	for i := uint64(1); i < n && delay < most; i++ {
+		delay *= 2
+	}
+	return min(delay, most)
+}
+
+// ConsecutiveFailures returns the number of snapshots that failed since
+// the last successful one (0 after a success or before any attempt):
+// Redis's aof_rewrites_consecutive_failures.
+func (d *DB) ConsecutiveFailures() uint64 { return d.consecFail.Load() }
 
 // SetSaveRules replaces the save rules (nil disables snapshots by changes
 // and time). Safe to call at any time (CONFIG SET save).
@@ -156,9 +185,13 @@ func (d *DB) AutoRewrite() (percent, minSize int64) {
 // StartAuto starts the scheduler of automatic snapshots for store: ten
 // times a second it checks the save rules, the AOF growth and, after a
 // failed AOF write, whether writes can be resumed, and starts a background
-// snapshot when one is due (never while one runs; not within 5 s of a
-// failed attempt unless the last attempt succeeded, as Redis). It stops at
-// Close. Calling it twice is an error.
+// snapshot when one is due (never while one runs). After a failed attempt
+// it waits RetryDelay before the next automatic one: 5 s (Redis's retry
+// delay), doubling with each consecutive failure up to 30 s, reset by a
+// success; SAVE and BGSAVE are not delayed. A retry after a failed AOF
+// write reuses the generation the failed attempt switched to, so retries
+// on a full disk create at most one new AOF file. It stops at Close.
+// Calling it twice is an error.
 func (d *DB) StartAuto(store *keyspace.Store) error {
 	if store == nil {
 		return fmt.Errorf("%w: nil store", ErrInvalidOptions)
@@ -193,7 +226,7 @@ func (d *DB) due(now time.Time) (Trigger, bool) {
 	if d.snapping.Load() || d.failure() != nil {
 		return 0, false
 	}
-	if !d.lastSaveOK.Load() && now.Sub(time.Unix(0, d.lastTry.Load())) < retryDelay {
+	if wait := d.RetryDelay(); wait > 0 && now.Sub(time.Unix(0, d.lastTry.Load())) < wait {
 		return 0, false
 	}
 	if d.outOfSync() != nil {
@@ -270,6 +303,9 @@ type SnapshotStats struct {
 	Succeeded uint64
 	// Failed counts snapshots that failed (the previous files stayed).
 	Failed uint64
+	// ConsecutiveFailures counts the snapshots that failed since the last
+	// success (see DB.ConsecutiveFailures).
+	ConsecutiveFailures uint64
 	// ByTrigger counts completed snapshots by Trigger.String():
 	// "manual", "save", "aof-rewrite", "resync".
 	ByTrigger map[string]uint64
@@ -287,13 +323,14 @@ type SnapshotStats struct {
 // SnapshotStats returns the snapshot counters.
 func (d *DB) SnapshotStats() SnapshotStats {
 	st := SnapshotStats{
-		Succeeded:    d.stats.ok.Load(),
-		Failed:       d.stats.failed.Load(),
-		ByTrigger:    make(map[string]uint64, numTriggers),
-		LastDuration: time.Duration(d.stats.lastDur.Load()),
-		LastStall:    time.Duration(d.stats.lastStall.Load()),
-		MaxStall:     time.Duration(d.stats.maxStall.Load()),
-		BaseSize:     d.baseSize.Load(),
+		Succeeded:           d.stats.ok.Load(),
+		Failed:              d.stats.failed.Load(),
+		ConsecutiveFailures: d.consecFail.Load(),
+		ByTrigger:           make(map[string]uint64, numTriggers),
+		LastDuration:        time.Duration(d.stats.lastDur.Load()),
+		LastStall:           time.Duration(d.stats.lastStall.Load()),
+		MaxStall:            time.Duration(d.stats.maxStall.Load()),
+		BaseSize:            d.baseSize.Load(),
 	}
 	for t := range numTriggers {
 		st.ByTrigger[t.String()] = d.stats.byTrigger[t].Load()

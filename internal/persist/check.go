@@ -37,6 +37,13 @@ type FileCheck struct {
 	// Version is set when the file was written by an unsupported format
 	// version: not damage, and not fixable here.
 	Version bool
+	// FormatVersion is the header's format version (1 or 2; 0 if the
+	// header is damaged).
+	FormatVersion uint16
+	// Ended is set when the file ends with an end-of-generation record
+	// (at byte offset EndAt): the log continues in generation Gen+1.
+	Ended bool
+	EndAt int64
 }
 
 // Fatal reports whether the problem stops the server from starting.
@@ -60,7 +67,11 @@ type CheckReport struct {
 	// start, not checked).
 	Stale []string
 	// Gap is the first generation recovery needs but cannot find (0 if the
-	// sequence is complete); generations after it cannot be replayed.
+	// sequence is complete); generations after it cannot be replayed. It
+	// is also set when dump.pdb's generation is missing (no AOF at all
+	// after the snapshot: SnapshotGen == Gap and Files is empty), and when
+	// the last generation ends with an end-of-generation record naming a
+	// generation that does not exist.
 	Gap uint64
 }
 
@@ -134,12 +145,26 @@ func CheckDir(dir string, decode Decoder) (*CheckReport, error) {
 		}
 		want++
 	}
+	if hasSnap && r.SnapshotErr == nil && len(live) == 0 {
+		r.Gap = start // the snapshot says the writes after it are there
+	}
 	for i, g := range live {
 		fc, err := checkAOF(filepath.Join(dir, aofFileName(g)), g, i == len(live)-1 && r.Gap == 0)
 		if err != nil {
 			return nil, err
 		}
 		r.Files = append(r.Files, fc)
+	}
+	if n := len(r.Files); n > 0 && r.Gap == 0 && r.Files[n-1].Ended {
+		last := &r.Files[n-1]
+		if _, err := os.Stat(filepath.Join(dir, aofFileName(last.Gen+1)+tmpSuffix)); err == nil {
+			// An interrupted switch: start-up removes the record.
+			last.Problem, last.Offset, last.Record = fmt.Sprintf("ends with the end-of-generation record of an interrupted "+
+				"switch to %s (its temporary file exists); start-up removes the record", aofFileName(last.Gen+1)), last.EndAt, last.Records+1
+			last.Torn, last.Good = true, last.EndAt
+		} else {
+			r.Gap = last.Gen + 1
+		}
 	}
 	return r, nil
 }
@@ -227,12 +252,19 @@ func checkAOF(p string, gen uint64, last bool) (FileCheck, error) {
 		fc.Header, fc.Version = true, errors.Is(sentinel, ErrVersion)
 		return fc, nil
 	}
-	sc, err := scanAOF(f, fc.Size, nil)
+	fc.FormatVersion = aofHeaderVersion(b[:])
+	sc, err := scanAOF(f, fc.Size, gen, fc.FormatVersion, nil)
 	if err != nil {
 		return fc, fmt.Errorf("persist: read %s: %w", p, err)
 	}
 	fc.Records, fc.Good = sc.records, sc.good
 	if sc.good == fc.Size {
+		if sc.eog != nil {
+			fc.Ended, fc.EndAt = true, sc.eogAt
+		} else if !last && fc.FormatVersion >= AOFFormatVersion {
+			fail(fc.Size, fmt.Sprintf("the file ends without the end-of-generation record that every generation followed by "+
+				"another one has (%s follows it): its end is missing, and so are the records it held", aofFileName(gen+1)))
+		}
 		return fc, nil
 	}
 	if sc.badPayload {
@@ -255,9 +287,11 @@ func checkAOF(p string, gen uint64, last bool) (FileCheck, error) {
 type FixAction struct {
 	Path   string // the file changed
 	Backup string // where its previous content is kept
-	// Truncated is set when Path was cut to Size bytes; otherwise it was
-	// moved to Backup as a whole.
+	// Truncated is set when Path was cut to Size bytes; Created when it
+	// was created with only its header (Size bytes, no Backup); otherwise
+	// it was moved to Backup as a whole.
 	Truncated bool
+	Created   bool
 	Size      int64
 	// Dropped is how many bytes of Path are no longer replayed.
 	Dropped int64
@@ -273,7 +307,11 @@ var ErrUnfixable = errors.New("persist: cannot fix")
 // generation is truncated to its last good record; if its header is
 // damaged, or a generation is missing, the generations from there on are
 // set aside. Every later generation is set aside too, because its records
-// may depend on the ones lost. Nothing is deleted: a truncated file is first
+// may depend on the ones lost. If the log then ends before a missing
+// generation, the end-of-generation record naming it is cut off the
+// generation before; if the generation dump.pdb names is missing, it is
+// created with only its header (the writes made after the snapshot are
+// lost; the start then uses the snapshot alone). Nothing is deleted: a truncated file is first
 // copied to <name>.bak and a file set aside is renamed to <name>.bak (or
 // <name>.bak.2, … if that exists). It holds the directory's LOCK while it
 // works, so it refuses to run while a server has the directory open
@@ -311,7 +349,7 @@ func Fix(dir string, decode Decoder) ([]FixAction, *CheckReport, error) {
 		f := r.Files[cut]
 		if f.Header {
 			aside = append(aside, f.Path)
-		} else {
+		} else if f.Good < f.Size {
 			a, err := truncateWithBackup(f.Path, f.Good)
 			if err != nil {
 				return actions, nil, err
@@ -351,7 +389,59 @@ func Fix(dir string, decode Decoder) ([]FixAction, *CheckReport, error) {
 	if err != nil {
 		return actions, nil, err
 	}
+	// The log now ends before a generation that is missing (or was set
+	// aside): make the generation before it the last one, or, when the
+	// snapshot's own generation is missing, create it empty.
+	if after.Gap != 0 && len(laterGens(dir, after.Gap)) == 0 {
+		var a FixAction
+		switch n := len(after.Files); {
+		case n > 0 && after.Files[n-1].Ended:
+			f := after.Files[n-1]
+			a, err = truncateWithBackup(f.Path, f.EndAt)
+			a.Why = fmt.Sprintf("its end-of-generation record says the log continues in %s, which is missing or set aside: "+
+				"the records that were there are lost", aofFileName(after.Gap))
+		case n == 0 && after.Snapshot != "" && after.SnapshotErr == nil && after.Gap == after.SnapshotGen:
+			p := filepath.Join(dir, aofFileName(after.Gap))
+			a = FixAction{Path: p, Created: true, Size: aofHeaderSize,
+				Why: fmt.Sprintf("%s says the writes made after it are in this file, which was missing: "+
+					"they are lost, the start uses the snapshot alone", snapshotName)}
+			err = createEmptyAOF(dir, after.Gap)
+		default:
+			return actions, after, nil
+		}
+		if err != nil {
+			return actions, nil, err
+		}
+		actions = append(actions, a)
+		if err := syncDir(dir); err != nil {
+			return actions, nil, fmt.Errorf("persist: fsync %s: %w", dir, err)
+		}
+		if after, err = CheckDir(dir, decode); err != nil {
+			return actions, nil, err
+		}
+	}
 	return actions, after, nil
+}
+
+// createEmptyAOF creates AOF generation gen in dir with only its header,
+// fsynced; it refuses to replace an existing file.
+func createEmptyAOF(dir string, gen uint64) error {
+	p := filepath.Join(dir, aofFileName(gen))
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("persist: create %s: %w", p, err)
+	}
+	_, err = f.Write(encodeAOFHeader(gen))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("persist: create %s: %w", p, err)
+	}
+	return nil
 }
 
 // FixFile truncates one AOF file to its last good record, after copying it
@@ -468,6 +558,9 @@ func setAside(p string) (FixAction, error) {
 func (c FileCheck) Describe() string {
 	name := filepath.Base(c.Path)
 	switch {
+	case c.Problem == "" && c.Ended:
+		return fmt.Sprintf("%s: ok (%d records, %d bytes; ends with its end-of-generation record: the log continues in %s)",
+			name, c.Records, c.Size, aofFileName(c.Gen+1))
 	case c.Problem == "":
 		return fmt.Sprintf("%s: ok (%d records, %d bytes)", name, c.Records, c.Size)
 	case c.Torn:

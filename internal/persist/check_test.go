@@ -121,13 +121,14 @@ func TestCheckOlderGeneration(t *testing.T) {
 	set(t, s, "b", "2")
 	testHookBeforeRename = func() error { return errors.New("no snapshot") }
 	db.Snapshot(s) // rotates to generation 2, keeps generation 1
+	set(t, s, "c", "3")
 	db.Snapshot(s) // and 3
 	testHookBeforeRename = nil
-	set(t, s, "c", "3")
+	set(t, s, "d", "4")
 	db.Close()
 	img1 := readFile(t, aofPath(dir, 1))
-	offs := frameOffsets(t, img1)
-	writeFile(t, aofPath(dir, 1), flip(img1, len(img1)-1)) // last record of gen 1
+	offs := frameOffsets(t, img1)                        // SET a, SET b, end of generation
+	writeFile(t, aofPath(dir, 1), flip(img1, offs[2]-1)) // last command record of gen 1
 
 	r, _ := CheckDir(dir, decodeTest)
 	if r.OK() || !r.Files[0].Fatal() || !strings.Contains(r.Files[0].Problem, "not the last") {
@@ -171,7 +172,10 @@ func TestCheckMissingGenerationAndBadHeader(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 		actions, after, err := Fix(dir, decodeTest)
-		if err != nil || len(actions) != 2 || !after.OK() || !strings.Contains(actions[0].Why, "appendonly.2.aof") {
+		// 3 and 4 set aside, and 1's end-of-generation record (naming
+		// the missing 2) cut off.
+		if err != nil || len(actions) != 3 || !after.OK() || !strings.Contains(actions[0].Why, "appendonly.2.aof") ||
+			!actions[2].Truncated || actions[2].Path != aofPath(dir, 1) || !strings.Contains(actions[2].Why, "appendonly.2.aof") {
 			t.Fatalf("%+v %v", actions, err)
 		}
 		db, md := open(t, dir, FsyncNo)
@@ -188,7 +192,8 @@ func TestCheckMissingGenerationAndBadHeader(t *testing.T) {
 			t.Fatalf("Open: %v", err)
 		}
 		actions, after, err := Fix(dir, decodeTest)
-		if err != nil || len(actions) != 2 || !after.OK() || !strings.Contains(actions[0].Why, "damaged header") {
+		if err != nil || len(actions) != 3 || !after.OK() || !strings.Contains(actions[0].Why, "damaged header") ||
+			!actions[2].Truncated || actions[2].Path != aofPath(dir, 2) {
 			t.Fatalf("%+v %v", actions, err)
 		}
 		db, md := open(t, dir, FsyncNo)

@@ -30,6 +30,17 @@
 //     anywhere else stops the start with an error that names the file and
 //     the byte offset ([ErrCorrupt]). Nothing is decoded into the caller's
 //     state before it has passed its checksum.
+//   - Nothing is skipped silently. Every generation followed by another
+//     ends with an end-of-generation record (AOF format version 2) naming
+//     the next generation and counting its own records, and dump.pdb
+//     names the generation that follows it. So a start refuses, naming the
+//     file and the remedy, a generation that is missing (deleted, also the
+//     one after dump.pdb and the last one: [ErrMissingGeneration]) or cut
+//     short (truncated at a record boundary or to its bare header, or a
+//     record removed: [ErrCorrupt]). A generation holding only its header
+//     is valid only where nothing says records followed it (the newest
+//     generation). Files of format version 1 (written before these records
+//     existed) are still read, without these checks.
 //   - Allocation sizes read from files are bounded by the bytes the file
 //     actually holds, so a damaged or hostile file cannot make Open allocate
 //     more than a small multiple of its size.
@@ -42,8 +53,11 @@
 //     write is refused with [ErrOutOfSync] ([DB.WriteGate], which
 //     keyspace.Store.Update consults before running a write) until a
 //     snapshot, which writes memory as it is, succeeds. [DB.StartAuto]
-//     retries that snapshot every 5 s, so writes resume by themselves once
-//     space is back. Without this, a client retrying a failed BF.ADD would
+//     retries that snapshot 5 s after the failure, backing off to every
+//     30 s, so writes resume by themselves once space is back; the retries
+//     reuse the (still empty) generation the first attempt switched to, so
+//     a disk that stays full gains at most one AOF file.
+//     [DB.LastWriteOK] reports false meanwhile (INFO aof_last_write_status). Without this, a client retrying a failed BF.ADD would
 //     get ":0" for an item that is in memory but in no file, and lose it at
 //     the next restart. If cutting the partial bytes off or an fsync fails,
 //     the DB refuses all further appends with [ErrFailed] (Linux may drop
@@ -62,6 +76,8 @@
 //	dump.pdb               the newest complete snapshot
 //	LOCK                   advisory lock (flock) held while a DB is open
 //	*.tmp                  in-flight snapshot / next-AOF files; removed by Open
+//	                       (appendonly.<gen>.aof.tmp also proves to Open that a switch
+//	                       to <gen> was interrupted)
 //
 // A snapshot records the AOF generation that follows its cut; recovery
 // replays AOF generations >= that number. The byte layout of both formats
@@ -72,8 +88,11 @@
 // [DB.Snapshot] takes a consistent cut with [keyspace.Store.FreezeCOW]:
 // while every shard lock is held it fsyncs the current AOF and switches to
 // the next generation (pre-created outside the locks, so the stall is one
-// small fsync, a rename and a directory fsync: well under a millisecond to
-// a few milliseconds, whatever the data size). Nothing is copied at the
+// small write (the end-of-generation record), one fsync, a rename and a
+// directory fsync: well under a millisecond to a few milliseconds, whatever
+// the data size). When the current generation holds no record yet (after a
+// failed snapshot, or a snapshot with no write since), the cut keeps it and
+// no file is created. Nothing is copied at the
 // cut: until the snapshot is written, the first write to each key clones
 // that key's value (copy-on-write, under that key's shard lock only), and
 // the snapshot reads the values as they were at the cut. (The previous
@@ -95,7 +114,8 @@
 // auto-aof-rewrite-percentage and -min-size) fires when dump.pdb plus the
 // AOF exceed the minimum size and the AOF has reached the percentage of
 // dump.pdb's size. In probly a rewrite is a snapshot: it compacts the AOF.
-// After a failed snapshot no automatic one starts for 5 s.
+// After a failed snapshot no automatic one starts for [DB.RetryDelay]: 5 s,
+// doubling with each consecutive failure up to 30 s, reset by a success.
 //
 // # Metrics
 //

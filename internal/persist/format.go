@@ -13,9 +13,15 @@ const (
 	snapMagic    = "PRBLYPDB" // first 8 bytes of dump.pdb
 	snapEndMagic = "PRBLYEND" // first 8 bytes of the snapshot trailer
 
-	// FormatVersion is the version written into AOF and snapshot headers.
-	// Files with another version are refused with ErrVersion.
+	// FormatVersion is the version written into snapshot headers. A
+	// snapshot with another version is refused with ErrVersion.
 	FormatVersion = 1
+	// AOFFormatVersion is the version written into AOF headers. Version 2
+	// generations end with an end-of-generation record when another
+	// generation follows them; version 1 files (written before it) have
+	// none and are still read. Other versions are refused with ErrVersion.
+	AOFFormatVersion = 2
+	aofVersion1      = 1
 
 	aofHeaderSize   = 24 // magic 8 | version 2 | flags 2 | gen 8 | crc 4
 	frameHeaderSize = 8  // len 4 | crc 4
@@ -23,6 +29,13 @@ const (
 	snapRecHeader   = 12 // len 8 | crc 4
 	snapMinRecord   = snapRecHeader + 2
 	snapTrailerSize = 20 // magic 8 | count 8 | crc 4
+
+	// End-of-generation record (AOF version 2): a frame whose payload is
+	// argc 0 (never a command) | kind 1 | next gen u64 | records u64 |
+	// offset u64.
+	eogPayloadSize = 2 + 3*8
+	eogFrameSize   = frameHeaderSize + eogPayloadSize
+	ctrlEndOfGen   = 1
 
 	// MaxRecordSize bounds the payload of one AOF record (1 GiB). Append
 	// refuses larger records with ErrRecordTooLarge; recovery treats a
@@ -42,11 +55,14 @@ func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
 func aofFileName(gen uint64) string { return fmt.Sprintf("appendonly.%d.aof", gen) }
 
-// encodeAOFHeader returns the 24-byte header of AOF generation gen.
-func encodeAOFHeader(gen uint64) []byte {
+// encodeAOFHeader returns the 24-byte header of AOF generation gen, in
+// the current format version.
+func encodeAOFHeader(gen uint64) []byte { return encodeAOFHeaderVersion(gen, AOFFormatVersion) }
+
+func encodeAOFHeaderVersion(gen uint64, version uint16) []byte {
 	b := make([]byte, aofHeaderSize)
 	copy(b, aofMagic)
-	binary.LittleEndian.PutUint16(b[8:], FormatVersion)
+	binary.LittleEndian.PutUint16(b[8:], version)
 	binary.LittleEndian.PutUint16(b[10:], 0) // flags
 	binary.LittleEndian.PutUint64(b[12:], gen)
 	binary.LittleEndian.PutUint32(b[20:], crc32c(b[:20]))
@@ -62,8 +78,8 @@ func checkAOFHeader(b []byte, gen uint64) (sentinel error, reason string) {
 	if got, want := binary.LittleEndian.Uint32(b[20:]), crc32c(b[:20]); got != want {
 		return ErrCorrupt, fmt.Sprintf("header checksum mismatch (stored %08x, computed %08x)", got, want)
 	}
-	if v := binary.LittleEndian.Uint16(b[8:]); v != FormatVersion {
-		return ErrVersion, fmt.Sprintf("AOF format version %d (this build reads %d)", v, FormatVersion)
+	if v := binary.LittleEndian.Uint16(b[8:]); v != aofVersion1 && v != AOFFormatVersion {
+		return ErrVersion, fmt.Sprintf("AOF format version %d (this build reads %d and %d)", v, aofVersion1, AOFFormatVersion)
 	}
 	if fl := binary.LittleEndian.Uint16(b[10:]); fl != 0 {
 		return ErrVersion, fmt.Sprintf("unknown AOF header flags %#04x", fl)
@@ -72,6 +88,61 @@ func checkAOFHeader(b []byte, gen uint64) (sentinel error, reason string) {
 		return ErrCorrupt, fmt.Sprintf("header says generation %d but the file name says %d", g, gen)
 	}
 	return nil, ""
+}
+
+// aofHeaderVersion returns the version field of a valid AOF header.
+func aofHeaderVersion(b []byte) uint16 { return binary.LittleEndian.Uint16(b[8:]) }
+
+// endOfGen is the content of an end-of-generation record: the last record
+// of a version 2 generation that another generation follows. It is
+// written when the AOF switches to generation next, and says that this
+// generation holds records command records and that the record itself
+// starts at byte offset (so the file had exactly offset bytes before it).
+type endOfGen struct {
+	next    uint64
+	records uint64
+	offset  int64
+}
+
+// appendEndOfGen appends the framed end-of-generation record e to dst.
+func appendEndOfGen(dst []byte, e endOfGen) []byte {
+	var p [eogPayloadSize]byte
+	p[0] = 0 // argc 0: a control record, never a command
+	p[1] = ctrlEndOfGen
+	binary.LittleEndian.PutUint64(p[2:], e.next)
+	binary.LittleEndian.PutUint64(p[10:], e.records)
+	binary.LittleEndian.PutUint64(p[18:], uint64(e.offset))
+	var h [frameHeaderSize]byte
+	binary.LittleEndian.PutUint32(h[:], eogPayloadSize)
+	binary.LittleEndian.PutUint32(h[4:], crc32c(p[:]))
+	return append(append(dst, h[:]...), p[:]...)
+}
+
+// isControl reports whether a checksummed payload is a control record
+// (argc 0) rather than a command.
+func isControl(p []byte) bool { return len(p) > 0 && p[0] == 0 }
+
+// decodeEndOfGen decodes a control record's payload.
+func decodeEndOfGen(p []byte) (endOfGen, error) {
+	if len(p) < 2 || p[1] != ctrlEndOfGen {
+		kind := -1
+		if len(p) >= 2 {
+			kind = int(p[1])
+		}
+		return endOfGen{}, fmt.Errorf("unknown control record (kind %d, %d bytes)", kind, len(p))
+	}
+	if len(p) != eogPayloadSize {
+		return endOfGen{}, fmt.Errorf("end-of-generation record of %d bytes (want %d)", len(p), eogPayloadSize)
+	}
+	off := binary.LittleEndian.Uint64(p[18:])
+	if off > 1<<62 {
+		return endOfGen{}, fmt.Errorf("end-of-generation record with offset %d", off)
+	}
+	return endOfGen{
+		next:    binary.LittleEndian.Uint64(p[2:]),
+		records: binary.LittleEndian.Uint64(p[10:]),
+		offset:  int64(off),
+	}, nil
 }
 
 // payloadSize returns the encoded payload size of args, or an error if the

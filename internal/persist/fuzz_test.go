@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,12 @@ func FuzzRecover(f *testing.F) {
 		f.Add(flip(b, len(b)/2), false)
 		f.Add(flip(b, len(b)/2), true)
 	}
+	// A closed generation 1 (end-of-generation record), and one whose end
+	// record disagrees with what precedes it.
+	n := int64(len(aof1))
+	f.Add(appendEndOfGen(slices.Clone(aof1), endOfGen{next: 2, records: 5, offset: n}), false)
+	f.Add(appendEndOfGen(slices.Clone(aof1), endOfGen{next: 2, records: 4, offset: n}), false)
+	f.Add(appendEndOfGen(slices.Clone(aof1[:aofHeaderSize]), endOfGen{next: 2, offset: aofHeaderSize}), false)
 	f.Add([]byte{}, false)
 	f.Add([]byte{}, true)
 

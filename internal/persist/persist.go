@@ -23,9 +23,11 @@ var (
 	ErrCorrupt = errors.New("persist: corrupt file")
 	// ErrVersion reports a file written by an incompatible format version.
 	ErrVersion = errors.New("persist: unsupported format version")
-	// ErrMissingGeneration reports a gap in the AOF generations that
-	// recovery needs (for example appendonly.1.aof deleted without a
-	// snapshot that covers it).
+	// ErrMissingGeneration reports an AOF generation that recovery needs
+	// and cannot find: a gap (for example appendonly.1.aof deleted without
+	// a snapshot that covers it), the generation dump.pdb says follows it,
+	// or the one the last generation's end-of-generation record names. The
+	// message names the file and the remedy (a backup, or check-aof --fix).
 	ErrMissingGeneration = errors.New("persist: missing AOF generation")
 	// ErrLocked reports that another process has the data directory open.
 	ErrLocked = errors.New("persist: data directory is in use by another process")
@@ -54,8 +56,9 @@ var (
 	// failed (for example ENOSPC): the command that failed may have changed
 	// memory without a record, so the log no longer describes memory. Every
 	// write is refused until a snapshot, which writes memory as it is,
-	// succeeds; the automatic scheduler (StartAuto) retries one every 5 s.
-	ErrOutOfSync = errors.New("persist: writes refused since an AOF write failed; they resume once a snapshot succeeds (retried every 5 s, or run BGSAVE after freeing disk space)")
+	// succeeds; the automatic scheduler (StartAuto) retries one 5 s after
+	// the failure, backing off to every 30 s.
+	ErrOutOfSync = errors.New("persist: writes refused since an AOF write failed; they resume once a snapshot succeeds (retried 5 s after a failure, backing off to every 30 s; or run BGSAVE after freeing disk space)")
 )
 
 // Fsync policies accepted in Options.Fsync.
@@ -128,6 +131,8 @@ type DB struct {
 	// before wmu (rotation runs under FreezeCOW).
 	wmu     sync.Mutex
 	off     int64         // bytes of f known to be well-formed (under wmu)
+	fileVer uint16        // format version of f's header (under wmu)
+	fileRec uint64        // command records in f (under wmu)
 	spare   []byte        // the buffer being written, reused (under wmu)
 	written atomic.Uint64 // every seq <= written was written to f, or dropped (stored under wmu)
 	// dropped lists the sequence ranges whose write failed (under mu); Wait
@@ -166,8 +171,9 @@ type DB struct {
 	snapping   atomic.Bool
 	lastSave   atomic.Int64 // unix nanoseconds
 	lastSaveOK atomic.Bool
-	lastTry    atomic.Int64 // unix nanoseconds of the last snapshot attempt
-	baseSize   atomic.Int64 // bytes of dump.pdb as last written or found
+	lastTry    atomic.Int64  // unix nanoseconds of the last snapshot attempt
+	consecFail atomic.Uint64 // snapshots failed since the last success
+	baseSize   atomic.Int64  // bytes of dump.pdb as last written or found
 	stats      snapStats
 	auto       autoState
 
@@ -454,6 +460,7 @@ func (d *DB) flushLocked() error {
 	if werr == nil {
 		d.off += int64(n)
 		d.aofSize.Add(int64(n))
+		d.fileRec += hi - d.written.Load()
 		d.written.Store(hi)
 		return nil
 	}
@@ -593,6 +600,12 @@ func (d *DB) outOfSync() error {
 	}
 	return ErrOutOfSync
 }
+
+// LastWriteOK reports whether the AOF accepts writes: false from a failed
+// append (ENOSPC, another write error) until a snapshot covers it, and for
+// good after a failed fsync ([ErrFailed]); true otherwise, also after Close.
+// It is what INFO reports as aof_last_write_status (ok/err). Lock-free.
+func (d *DB) LastWriteOK() bool { return d.failure() == nil && d.outOfSync() == nil }
 
 // WriteGate reports whether writes are accepted: nil, or the error every
 // write gets (ErrFailed after an fsync failure, ErrOutOfSync after a failed

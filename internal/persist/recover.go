@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/probly/probly/internal/keyspace"
 )
@@ -19,11 +20,19 @@ import (
 type dirListing struct {
 	gens    []uint64 // AOF generations, ascending
 	hasSnap bool
+	// pending holds the generations that exist as appendonly.<gen>.aof.tmp:
+	// a switch to that generation was interrupted (the file is created and
+	// its directory entry made durable before the previous generation gets
+	// its end-of-generation record). tmpAOFs are their paths, removed once
+	// recovery has repaired the previous generation.
+	pending map[uint64]bool
+	tmpAOFs []string
 }
 
-// scanDir lists AOF generations and removes leftover temporary files.
+// scanDir lists AOF generations and removes leftover temporary snapshot
+// files; leftover temporary AOF files are listed, for recover to remove.
 func (d *DB) scanDir() (dirListing, error) {
-	var l dirListing
+	l := dirListing{pending: map[uint64]bool{}}
 	ents, err := os.ReadDir(d.dir)
 	if err != nil {
 		return l, fmt.Errorf("persist: read data directory: %w", err)
@@ -33,7 +42,12 @@ func (d *DB) scanDir() (dirListing, error) {
 		switch {
 		case e.IsDir():
 			continue
-		case strings.HasSuffix(name, tmpSuffix) && (strings.HasPrefix(name, "snapshot.") || strings.HasPrefix(name, "appendonly.")):
+		case strings.HasSuffix(name, tmpSuffix) && strings.HasPrefix(name, "appendonly."):
+			if gen, ok := parseAOFName(strings.TrimSuffix(name, tmpSuffix)); ok {
+				l.pending[gen] = true
+			}
+			l.tmpAOFs = append(l.tmpAOFs, d.path(name))
+		case strings.HasSuffix(name, tmpSuffix) && strings.HasPrefix(name, "snapshot."):
 			if err := os.Remove(d.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return l, fmt.Errorf("persist: remove leftover temporary file: %w", err)
 			}
@@ -75,13 +89,14 @@ func (d *DB) recover(decode Decoder, load func(string, keyspace.Value) error, re
 	}
 	start := uint64(1) // first generation to replay
 	var entries []snapEntry
+	var snapSaved time.Time
 	if l.hasSnap {
 		var hdr snapHeader
 		hdr, entries, err = readSnapshot(d.path(snapshotName), decode)
 		if err != nil {
 			return err
 		}
-		start = hdr.gen
+		start, snapSaved = hdr.gen, hdr.saved
 		if st, err := os.Stat(d.path(snapshotName)); err == nil {
 			d.baseSize.Store(st.Size())
 		}
@@ -96,18 +111,30 @@ func (d *DB) recover(decode Decoder, load func(string, keyspace.Value) error, re
 			live = append(live, g)
 		}
 	}
+	if l.hasSnap && len(live) == 0 {
+		// The snapshot was written after its generation was created, and
+		// that file is never deleted while the snapshot is current: it
+		// was removed (or dump.pdb was restored without it). The writes
+		// made after the snapshot, if there were any, are in it.
+		return fmt.Errorf("%w: %s (saved %s) says the writes made after it are in %s, but %s is missing; "+
+			"refusing to start from the snapshot alone, which would lose them. Restore %s (and the generations after it) "+
+			"from the backup it belongs to; or, to start from the snapshot alone and lose whatever was written after it "+
+			"(for example when only dump.pdb was restored), run `probly check-aof --fix --dir %s`, which creates an empty %s",
+			ErrMissingGeneration, d.path(snapshotName), snapSaved.UTC().Format(time.RFC3339), aofFileName(start),
+			d.path(aofFileName(start)), aofFileName(start), d.dir, aofFileName(start))
+	}
 	if len(live) > 0 && live[0] != start {
 		if l.hasSnap {
 			return fmt.Errorf("%w: %s covers the AOF up to generation %d, but the next AOF found is %s (%s is missing)%s",
-				ErrMissingGeneration, d.path(snapshotName), start-1, d.path(aofFileName(live[0])), aofFileName(start), d.fixHint())
+				ErrMissingGeneration, d.path(snapshotName), start-1, d.path(aofFileName(live[0])), aofFileName(start), d.lossHint(aofFileName(start)))
 		}
 		return fmt.Errorf("%w: no %s, so replay must start at %s, but the first AOF found is %s%s",
-			ErrMissingGeneration, snapshotName, aofFileName(1), d.path(aofFileName(live[0])), d.fixHint())
+			ErrMissingGeneration, snapshotName, aofFileName(1), d.path(aofFileName(live[0])), d.lossHint(aofFileName(1)))
 	}
 	for i := 1; i < len(live); i++ {
 		if live[i] != live[i-1]+1 {
 			return fmt.Errorf("%w: %s is missing between %s and %s%s", ErrMissingGeneration,
-				aofFileName(live[i-1]+1), aofFileName(live[i-1]), aofFileName(live[i]), d.fixHint())
+				aofFileName(live[i-1]+1), aofFileName(live[i-1]), aofFileName(live[i]), d.lossHint(aofFileName(live[i-1]+1)))
 		}
 	}
 	// Check every AOF header before changing any state.
@@ -125,25 +152,27 @@ func (d *DB) recover(decode Decoder, load func(string, keyspace.Value) error, re
 	entries = nil
 
 	var total int64
+	var lastRes replayed
 	for i, g := range live {
-		size, n, err := d.replayFile(g, i == len(live)-1, replay)
+		last := i == len(live)-1
+		res, err := d.replayFile(g, last, l.pending[g+1], replay)
 		if err != nil {
 			return err
 		}
-		total += size
-		d.changes.Add(n)
+		total += res.size
+		d.changes.Add(res.records)
+		lastRes = res
+		d.log.Info("persist: AOF generation replayed", "file", d.path(aofFileName(g)), "records", res.records,
+			"bytes", res.size, "format_version", res.version, "last", last)
 	}
 
 	cur := start
 	if len(live) == 0 {
-		if l.hasSnap {
-			d.log.Warn("persist: no AOF after the snapshot; starting from the snapshot alone",
-				"snapshot", d.path(snapshotName), "generation", start)
-		}
 		if err := d.createAOF(start); err != nil {
 			return err
 		}
 		total = aofHeaderSize
+		lastRes = replayed{size: aofHeaderSize, version: AOFFormatVersion}
 	} else {
 		cur = live[len(live)-1]
 	}
@@ -157,6 +186,7 @@ func (d *DB) recover(decode Decoder, load func(string, keyspace.Value) error, re
 		return fmt.Errorf("persist: stat AOF: %w", err)
 	}
 	d.f, d.gen, d.off = f, cur, st.Size()
+	d.fileVer, d.fileRec = lastRes.version, lastRes.records
 	d.fileGen.Store(cur)
 	d.aofSize.Store(total)
 
@@ -169,6 +199,15 @@ func (d *DB) recover(decode Decoder, load func(string, keyspace.Value) error, re
 		} else {
 			d.log.Info("persist: removed AOF already covered by the snapshot", "file", p)
 		}
+	}
+	// The generation before an interrupted switch no longer ends with an
+	// end-of-generation record (replayFile removed it durably), so the
+	// temporary files that proved the switch was under way can go.
+	for _, p := range l.tmpAOFs {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("persist: remove leftover temporary file: %w", err)
+		}
+		d.log.Info("persist: removed leftover temporary file", "file", p)
 	}
 	return nil
 }
@@ -249,10 +288,21 @@ func blankAOF(f *os.File) (bool, error) {
 	return allZero(f, 0, st.Size())
 }
 
+// replayed is what replayFile found in one generation.
+type replayed struct {
+	size    int64  // bytes after recovery (header and end-of-generation record included)
+	records uint64 // command records replayed
+	version uint16 // header format version
+}
+
 // replayFile replays AOF generation gen. In the last generation a torn
-// tail is truncated. It returns the file size after recovery and the
-// number of records replayed.
-func (d *DB) replayFile(gen uint64, last bool, replay func([][]byte) error) (int64, uint64, error) {
+// tail is truncated, and so is an end-of-generation record whose next
+// generation was being created when the process stopped (nextPending: its
+// temporary file exists). A version 2 generation that is not the last must
+// end with its end-of-generation record; the last one must not unless
+// nextPending (the next generation was removed).
+func (d *DB) replayFile(gen uint64, last, nextPending bool, replay func([][]byte) error) (replayed, error) {
+	var res replayed
 	p := d.path(aofFileName(gen))
 	flag := os.O_RDONLY
 	if last {
@@ -260,72 +310,113 @@ func (d *DB) replayFile(gen uint64, last bool, replay func([][]byte) error) (int
 	}
 	f, err := os.OpenFile(p, flag, 0)
 	if err != nil {
-		return 0, 0, fmt.Errorf("persist: open AOF: %w", err)
+		return res, fmt.Errorf("persist: open AOF: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return 0, 0, fmt.Errorf("persist: stat %s: %w", p, err)
+		return res, fmt.Errorf("persist: stat %s: %w", p, err)
 	}
 	size := st.Size()
 	blank, err := blankAOF(f)
 	if err != nil {
-		return 0, 0, fmt.Errorf("persist: read %s: %w", p, err)
+		return res, fmt.Errorf("persist: read %s: %w", p, err)
 	}
 	if blank {
 		// Only accepted for the last file (checkHeader): a crash while
 		// the generation was being created, before any record.
 		d.log.Warn("persist: AOF header cut short or never written; rewriting it", "file", p, "bytes", size)
 		if err := f.Truncate(0); err != nil {
-			return 0, 0, fmt.Errorf("persist: repair %s: %w", p, err)
+			return res, fmt.Errorf("persist: repair %s: %w", p, err)
 		}
 		if _, err := f.WriteAt(encodeAOFHeader(gen), 0); err != nil {
-			return 0, 0, fmt.Errorf("persist: repair %s: %w", p, err)
+			return res, fmt.Errorf("persist: repair %s: %w", p, err)
 		}
 		if err := d.fsync(f); err != nil {
-			return 0, 0, fmt.Errorf("persist: repair %s: %w", p, err)
+			return res, fmt.Errorf("persist: repair %s: %w", p, err)
 		}
-		return aofHeaderSize, 0, nil
+		return replayed{size: aofHeaderSize, version: AOFFormatVersion}, nil
 	}
+	var hdr [aofHeaderSize]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil {
+		return res, fmt.Errorf("persist: read %s: %w", p, err)
+	}
+	res.version = aofHeaderVersion(hdr[:])
 
-	sc, err := scanAOF(f, size, func(off int64, args [][]byte) error {
+	sc, err := scanAOF(f, size, gen, res.version, func(off int64, args [][]byte) error {
 		if err := replay(args); err != nil {
 			return fmt.Errorf("persist: replay record at byte offset %d of %s: %w", off, p, err)
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("persist: read %s: %w", p, err)
+		return res, fmt.Errorf("persist: read %s: %w", p, err)
 	}
 	if sc.cbErr != nil {
-		return 0, 0, sc.cbErr
+		return res, sc.cbErr
 	}
 	off, n := sc.good, sc.records
-	if off == size {
-		return size, n, nil
-	}
+	res.records = n
 	if sc.badPayload {
 		// The checksum matched, so this is not a torn write.
-		return 0, 0, fmt.Errorf("%w: %s at byte offset %d (record %d): %s%s",
+		return res, fmt.Errorf("%w: %s at byte offset %d (record %d): %s%s",
 			ErrCorrupt, p, off, n+1, sc.reason, d.fixHint())
 	}
-	torn, reason, err := damage(f, size, off, sc.reason, last)
-	if err != nil {
-		return 0, 0, fmt.Errorf("persist: read %s: %w", p, err)
+	if off != size {
+		torn, reason, err := damage(f, size, off, sc.reason, last)
+		if err != nil {
+			return res, fmt.Errorf("persist: read %s: %w", p, err)
+		}
+		if !torn {
+			return res, fmt.Errorf("%w: %s at byte offset %d (record %d): %s (refusing to start; nothing was changed on disk)%s",
+				ErrCorrupt, p, off, n+1, reason, d.fixHint())
+		}
+		d.log.Warn("persist: truncating torn record at the end of the AOF",
+			"file", p, "offset", off, "bytes", size-off, "reason", reason)
+		if err := f.Truncate(off); err != nil {
+			return res, fmt.Errorf("persist: truncate torn tail of %s: %w", p, err)
+		}
+		if err := d.fsync(f); err != nil {
+			return res, fmt.Errorf("persist: truncate torn tail of %s: %w", p, err)
+		}
+		res.size = off
+		return res, nil
 	}
-	if !torn {
-		return 0, 0, fmt.Errorf("%w: %s at byte offset %d (record %d): %s (refusing to start; nothing was changed on disk)%s",
-			ErrCorrupt, p, off, n+1, reason, d.fixHint())
+	res.size = size
+	switch {
+	case sc.eog != nil && last && nextPending:
+		// The switch to the next generation stopped after this record was
+		// written and before the next file got its name: this is still
+		// the current generation. Cut the record off (durably, before the
+		// temporary file that proves the switch is removed).
+		d.log.Warn("persist: the switch to the next AOF generation was interrupted; removing the end-of-generation record",
+			"file", p, "offset", sc.eogAt, "next", aofFileName(gen+1))
+		if err := f.Truncate(sc.eogAt); err != nil {
+			return res, fmt.Errorf("persist: repair %s: %w", p, err)
+		}
+		if err := d.fsync(f); err != nil {
+			return res, fmt.Errorf("persist: repair %s: %w", p, err)
+		}
+		res.size = sc.eogAt
+	case sc.eog != nil && last:
+		return res, fmt.Errorf("%w: %s ends with a record saying the log continues in %s, but %s is missing "+
+			"(refusing to start without the writes it held)%s",
+			ErrMissingGeneration, p, aofFileName(gen+1), d.path(aofFileName(gen+1)), d.lossHint(aofFileName(gen+1)))
+	case sc.eog == nil && !last && res.version >= AOFFormatVersion:
+		return res, fmt.Errorf("%w: %s ends at byte offset %d after %d records without the end-of-generation record "+
+			"that every generation followed by another one has (%s follows it): the end of the file is missing, "+
+			"so are the writes it held (refusing to start; nothing was changed on disk)%s",
+			ErrCorrupt, p, size, n, aofFileName(gen+1), d.lossHint(aofFileName(gen)))
 	}
-	d.log.Warn("persist: truncating torn record at the end of the AOF",
-		"file", p, "offset", off, "bytes", size-off, "reason", reason)
-	if err := f.Truncate(off); err != nil {
-		return 0, 0, fmt.Errorf("persist: truncate torn tail of %s: %w", p, err)
-	}
-	if err := d.fsync(f); err != nil {
-		return 0, 0, fmt.Errorf("persist: truncate torn tail of %s: %w", p, err)
-	}
-	return off, n, nil
+	return res, nil
+}
+
+// lossHint is appended to errors that refuse the start because AOF
+// records that must exist are missing (name is the file they belong in).
+func (d *DB) lossHint(name string) string {
+	return fmt.Sprintf("; restore %s from a backup, or run `probly check-aof --dir %s` to see what is missing, "+
+		"then `probly check-aof --fix --dir %s` to start without the missing records and the generations after them "+
+		"(every file it changes or sets aside is kept as *.bak)", d.path(name), d.dir, d.dir)
 }
 
 // fixHint is appended to errors that refuse the start because of a
@@ -338,18 +429,25 @@ func (d *DB) fixHint() string {
 // scanResult is what scanAOF found in one AOF file.
 type scanResult struct {
 	good       int64  // offset just after the last good record
-	records    uint64 // good records
+	records    uint64 // good command records (an end-of-generation record is not counted)
 	reason     string // why the scan stopped before the end ("" if it did not)
 	badPayload bool   // the record at good passed its checksum but does not decode
 	cbErr      error  // the callback's error, which stopped the scan
+	// eog is the end-of-generation record that ends the file (version 2),
+	// at byte offset eogAt; nil if there is none.
+	eog   *endOfGen
+	eogAt int64
 }
 
-// scanAOF reads the records of an AOF file of size bytes, starting just
-// after its header, calling fn (if not nil) for every good record with its
-// offset; the arguments share a fresh buffer fn may retain. It stops at the
-// end of the file, at the first damaged record or at fn's first error. The
+// scanAOF reads the records of AOF generation gen, a file of size bytes
+// whose header has format version, starting just after the header,
+// calling fn (if not nil) for every good command record with its offset;
+// the arguments share a fresh buffer fn may retain. It stops at the end of
+// the file, at the first damaged record or at fn's first error. In version
+// 2 a control record (argc 0) must be a valid end-of-generation record for
+// generation gen+1 that matches what precedes it and ends the file. The
 // returned error is an I/O error only.
-func scanAOF(f *os.File, size int64, fn func(off int64, args [][]byte) error) (scanResult, error) {
+func scanAOF(f *os.File, size int64, gen uint64, version uint16, fn func(off int64, args [][]byte) error) (scanResult, error) {
 	var r scanResult
 	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
 	if _, err := br.Discard(aofHeaderSize); err != nil {
@@ -384,6 +482,27 @@ func scanAOF(f *os.File, size int64, fn func(off int64, args [][]byte) error) (s
 		if got := crc32c(payload); got != sum {
 			r.reason = fmt.Sprintf("record checksum mismatch (stored %08x, computed %08x)", sum, got)
 			return r, nil
+		}
+		if version >= AOFFormatVersion && isControl(payload) {
+			e, err := decodeEndOfGen(payload)
+			switch {
+			case err != nil:
+				r.reason = err.Error()
+			case e.next != gen+1:
+				r.reason = fmt.Sprintf("end-of-generation record names generation %d as the next one (want %d)", e.next, gen+1)
+			case e.offset != off || e.records != r.records:
+				r.reason = fmt.Sprintf("end-of-generation record says the generation held %d records in %d bytes, "+
+					"but %d records in %d bytes precede it (records are missing or were added)", e.records, e.offset, r.records, off)
+			case off+frameHeaderSize+plen != size:
+				r.reason = fmt.Sprintf("%d bytes after the end-of-generation record", size-off-frameHeaderSize-plen)
+			}
+			if r.reason != "" {
+				r.badPayload = true
+				return r, nil
+			}
+			r.eog, r.eogAt = &e, off
+			off += frameHeaderSize + plen
+			continue
 		}
 		args, err := decodeArgs(payload)
 		if err != nil {

@@ -87,32 +87,56 @@ func (d *DB) snapshot(store *keyspace.Store, trig Trigger) (err error) {
 	defer func() {
 		if err != nil {
 			d.lastSaveOK.Store(false)
+			d.consecFail.Add(1)
 			d.stats.failed.Add(1)
-			d.log.Error("persist: snapshot failed", "trigger", trig.String(), "err", err)
+			d.log.Error("persist: snapshot failed", "trigger", trig.String(), "err", err,
+				"consecutive_failures", d.consecFail.Load())
 		}
 	}()
-	next, err := d.prepareNext()
-	if err != nil {
+	if err := d.preCut(); err != nil {
 		return err
+	}
+	// A generation that holds no record yet (the one a failed snapshot
+	// switched to, while writes are refused) is reused: the cut needs no
+	// new file, so retries on a full disk do not pile up empty
+	// generations. Otherwise the next generation is created before the
+	// cut, so that the switch under the store's locks is short.
+	var next *nextAOF
+	defer func() { next.discard() }()
+	if !d.currentEmpty() {
+		if next, err = d.prepareNext(); err != nil {
+			return err
+		}
 	}
 	// The cut: every shard lock is held only while the AOF switches to
 	// the next generation; values are not copied (copy-on-write), so the
 	// stall does not grow with the data set.
 	var cut rotation
-	t0 := time.Now()
-	frozen, err := store.FreezeCOW(func() error {
-		var err error
-		cut, err = d.rotate(next)
-		return err
-	})
-	stall := time.Since(t0)
+	var frozen *keyspace.Frozen
+	var stall time.Duration
+	for {
+		t0 := time.Now()
+		frozen, err = store.FreezeCOW(func() error {
+			var err error
+			cut, err = d.rotate(next)
+			return err
+		})
+		stall = time.Since(t0)
+		if errors.Is(err, errNeedNext) && next == nil {
+			// Records arrived in the empty generation before the cut.
+			if next, err = d.prepareNext(); err != nil {
+				return err
+			}
+			continue
+		}
+		break
+	}
 	if err != nil {
-		next.discard()
 		return err
 	}
 	defer frozen.Release()
 	entries := frozen.Entries()
-	d.log.Debug("persist: snapshot cut taken", "keys", len(entries), "generation", cut.gen, "stall", stall)
+	d.log.Debug("persist: snapshot cut taken", "keys", len(entries), "generation", cut.gen, "reused", cut.reused, "stall", stall)
 
 	tmp, size, err := writeSnapshot(d.dir, cut.gen, entries, begin)
 	entries = nil
@@ -151,6 +175,7 @@ func (d *DB) snapshot(store *keyspace.Store, trig Trigger) (err error) {
 	d.aofSize.Add(-cut.oldBytes)
 	d.changes.Add(^(cut.oldChanges - 1)) // subtract
 	d.baseSize.Store(size)
+	d.consecFail.Store(0)
 	for { // the failed appends before the cut are in the snapshot now
 		c := d.coveredErrs.Load()
 		if cut.writeErrs <= c || d.coveredErrs.CompareAndSwap(c, cut.writeErrs) {
@@ -172,31 +197,65 @@ type nextAOF struct {
 	gen uint64
 	tmp string
 	f   *os.File
+	// keep leaves the temporary file in place on discard: the previous
+	// generation may still end with its end-of-generation record, and the
+	// temporary file tells recovery that the switch was interrupted.
+	keep bool
 }
 
+// discard closes and removes the temporary file unless the rotation
+// consumed it. It accepts nil.
 func (n *nextAOF) discard() {
-	if n.f != nil {
-		n.f.Close()
-		os.Remove(n.tmp)
-		n.f = nil
+	if n == nil || n.f == nil {
+		return
 	}
+	n.f.Close()
+	if !n.keep {
+		os.Remove(n.tmp)
+	}
+	n.f = nil
 }
 
-// prepareNext fsyncs the current AOF (so the fsync under the cut has
-// little to do) and creates the next generation as a temporary file with
-// its header, fsynced.
+// errNeedNext is returned by rotate when the current generation is not
+// empty and no next generation was prepared.
+var errNeedNext = errors.New("persist: internal: the cut needs a new generation")
+
+// preCut checks that a snapshot can start and fsyncs the current AOF (so
+// the fsync under the cut has little to do).
+func (d *DB) preCut() error {
+	d.mu.Lock()
+	closed := d.f == nil
+	d.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if err := d.failure(); err != nil {
+		return err
+	}
+	return d.syncOnce()
+}
+
+// currentEmpty reports whether the current generation holds nothing but
+// its header, with nothing buffered for it.
+func (d *DB) currentEmpty() bool {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.off == aofHeaderSize && len(d.buf) == 0
+}
+
+// prepareNext creates the next generation as a temporary file with its
+// header, fsynced, and fsyncs the directory: the temporary file is durable
+// before the current generation gets the end-of-generation record that
+// names it, so recovery can tell an interrupted switch (the temporary file
+// exists) from a deleted generation.
 func (d *DB) prepareNext() (*nextAOF, error) {
 	d.mu.Lock()
 	gen, closed := d.gen, d.f == nil
 	d.mu.Unlock()
 	if closed {
 		return nil, ErrClosed
-	}
-	if err := d.failure(); err != nil {
-		return nil, err
-	}
-	if err := d.syncOnce(); err != nil {
-		return nil, err
 	}
 	n := &nextAOF{gen: gen + 1}
 	n.tmp = d.path(aofFileName(n.gen) + tmpSuffix)
@@ -213,6 +272,10 @@ func (d *DB) prepareNext() (*nextAOF, error) {
 		n.discard()
 		return nil, fmt.Errorf("persist: fsync %s: %w", n.tmp, err)
 	}
+	if err := syncDir(d.dir); err != nil {
+		n.discard()
+		return nil, fmt.Errorf("persist: fsync data directory after creating %s: %w", n.tmp, err)
+	}
 	return n, nil
 }
 
@@ -220,15 +283,19 @@ func (d *DB) prepareNext() (*nextAOF, error) {
 // generations held.
 type rotation struct {
 	gen        uint64
+	reused     bool // the cut kept the current, empty generation
 	oldBytes   int64
 	oldChanges uint64
 	writeErrs  uint64 // failed appends before the cut
 }
 
-// rotate runs inside store.Freeze: it writes the buffered records and
-// fsyncs the current AOF, makes next
-// the current generation, and records what the snapshot will make
-// obsolete. If it fails the current generation stays in use.
+// rotate runs inside store.Freeze: it writes the buffered records. If the
+// current generation then holds no record, the cut keeps it (the
+// snapshot's next generation is the current one). Otherwise it closes the
+// current generation with an end-of-generation record (version 2 files),
+// fsyncs it, makes next the current generation (errNeedNext if next is
+// nil), and records what the snapshot will make obsolete. If it fails the
+// current generation stays in use, as it was.
 func (d *DB) rotate(next *nextAOF) (rotation, error) {
 	d.wmu.Lock()
 	defer d.wmu.Unlock()
@@ -244,19 +311,46 @@ func (d *DB) rotate(next *nextAOF) (rotation, error) {
 	if err := d.failure(); err != nil {
 		return rotation{}, err
 	}
+	if d.off == aofHeaderSize {
+		// Nothing after the header (its header was fsynced when it was
+		// created): the snapshot covers every older generation and
+		// replay starts with this one.
+		return rotation{gen: d.gen, reused: true, oldBytes: d.aofSize.Load() - aofHeaderSize,
+			oldChanges: d.changes.Load(), writeErrs: d.writeErrs.Load()}, nil
+	}
+	if next == nil {
+		return rotation{}, errNeedNext
+	}
 	if next.gen != d.gen+1 {
 		return rotation{}, fmt.Errorf("persist: internal error: next generation %d after %d", next.gen, d.gen)
 	}
 	d.fmu.Lock()
 	defer d.fmu.Unlock()
+	name := d.f.Name()
+	closed := false // the end-of-generation record may be in the file
+	if d.fileVer >= AOFFormatVersion {
+		rec := appendEndOfGen(nil, endOfGen{next: next.gen, records: d.fileRec, offset: d.off})
+		n, werr := d.f.Write(rec)
+		if werr != nil {
+			if n > 0 {
+				d.unclose(next)
+			}
+			return rotation{}, fmt.Errorf("persist: end %s: %w", name, werr)
+		}
+		closed = true
+	}
 	err := d.fsync(d.f)
 	if err != nil {
-		err = fmt.Errorf("persist: fsync %s: %w", d.f.Name(), err)
+		err = fmt.Errorf("persist: fsync %s: %w", name, err)
+		next.keep = closed // the record may be on disk: keep the proof of the switch
 		d.setFailed(err)
 		return rotation{}, d.failure()
 	}
 	final := d.path(aofFileName(next.gen))
 	if err := os.Rename(next.tmp, final); err != nil {
+		if closed {
+			d.unclose(next)
+		}
 		return rotation{}, fmt.Errorf("persist: rename %s: %w", next.tmp, err)
 	}
 	if err := syncDir(d.dir); err != nil {
@@ -264,12 +358,19 @@ func (d *DB) rotate(next *nextAOF) (rotation, error) {
 		// could vanish. Undo and keep the current generation.
 		if rerr := os.Rename(final, next.tmp); rerr != nil {
 			d.setFailed(fmt.Errorf("fsync data directory (%v), then undo rename of %s: %w", err, final, rerr))
+		} else if closed {
+			d.unclose(next)
 		}
 		return rotation{}, fmt.Errorf("persist: fsync data directory: %w", err)
+	}
+	if closed {
+		d.off += eogFrameSize
+		d.aofSize.Add(eogFrameSize)
 	}
 	old := d.f
 	cut := rotation{gen: next.gen, oldBytes: d.aofSize.Load(), oldChanges: d.changes.Load(), writeErrs: d.writeErrs.Load()}
 	d.f, d.gen, d.off = next.f, next.gen, aofHeaderSize
+	d.fileVer, d.fileRec = AOFFormatVersion, 0
 	next.f = nil
 	d.fileGen.Store(next.gen)
 	d.aofSize.Add(aofHeaderSize)
@@ -278,6 +379,22 @@ func (d *DB) rotate(next *nextAOF) (rotation, error) {
 	}
 	d.advanceSynced(d.seq.Load())
 	return cut, nil
+}
+
+// unclose cuts a (possibly partial) end-of-generation record off the
+// current generation after a failed switch and makes that durable, so the
+// generation takes records again. If that fails the log is failed (the
+// record might stay), and next's temporary file is kept, so that recovery
+// sees an interrupted switch. d.wmu and d.mu are held.
+func (d *DB) unclose(next *nextAOF) {
+	err := d.f.Truncate(d.off)
+	if err == nil {
+		err = d.fsync(d.f)
+	}
+	if err != nil {
+		next.keep = true
+		d.setFailed(fmt.Errorf("cut the end-of-generation record off %s after a failed switch: %w", d.f.Name(), err))
+	}
 }
 
 // crcWriter writes through a bufio.Writer and keeps a running CRC-32C.

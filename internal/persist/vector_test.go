@@ -15,7 +15,15 @@ import (
 // The test vectors of docs/FORMATS.md ("AOF" and "Snapshot").
 const (
 	// appendonly.1.aof holding one record: SET k v.
-	aofVector = "5052424c59414f460100000001000000000000002cf3f788" +
+	aofVector = "5052424c59414f460200000001000000000000007c8f65db" +
+		"090000007edd9041" + "0303534554016b0176"
+	// The same generation after the AOF switched to generation 2: its
+	// end-of-generation record (next 2, 1 record, at byte offset 41).
+	aofEndVector = aofVector + "1a0000007cf0da7b" +
+		"0001" + "0200000000000000" + "0100000000000000" + "2900000000000000"
+	// The same record in a format version 1 file (written before
+	// end-of-generation records); still read.
+	aofV1Vector = "5052424c59414f460100000001000000000000002cf3f788" +
 		"090000007edd9041" + "0303534554016b0176"
 	// dump.pdb of generation 2, saved at 1700000000 s, one key "k" of type
 	// "string" whose value bytes are "v".
@@ -47,6 +55,12 @@ func TestFormatVectorsMatchDocs(t *testing.T) {
 	if got := docVector(t, "aof"); got != aofVector {
 		t.Errorf("docs/FORMATS.md AOF vector differs from the code:\n doc  %s\n code %s", got, aofVector)
 	}
+	if got := docVector(t, "aof-end"); got != aofEndVector {
+		t.Errorf("docs/FORMATS.md AOF end-of-generation vector differs from the code:\n doc  %s\n code %s", got, aofEndVector)
+	}
+	if got := docVector(t, "aof-v1"); got != aofV1Vector {
+		t.Errorf("docs/FORMATS.md AOF version 1 vector differs from the code:\n doc  %s\n code %s", got, aofV1Vector)
+	}
 	if got := docVector(t, "snapshot"); got != snapVector {
 		t.Errorf("docs/FORMATS.md snapshot vector differs from the code:\n doc  %s\n code %s", got, snapVector)
 	}
@@ -58,8 +72,15 @@ func TestFormatVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hex.EncodeToString(append(encodeAOFHeader(1), appendFrame(nil, args, n)...)); got != aofVector {
+	img := append(encodeAOFHeader(1), appendFrame(nil, args, n)...)
+	if got := hex.EncodeToString(img); got != aofVector {
 		t.Fatalf("AOF encoding changed:\n got %s\nwant %s", got, aofVector)
+	}
+	if got := hex.EncodeToString(appendEndOfGen(img, endOfGen{next: 2, records: 1, offset: int64(len(img))})); got != aofEndVector {
+		t.Fatalf("end-of-generation encoding changed:\n got %s\nwant %s", got, aofEndVector)
+	}
+	if got := hex.EncodeToString(append(encodeAOFHeaderVersion(1, aofVersion1), appendFrame(nil, args, n)...)); got != aofV1Vector {
+		t.Fatalf("AOF version 1 encoding changed:\n got %s\nwant %s", got, aofV1Vector)
 	}
 	dir := t.TempDir()
 	p, _, err := writeSnapshot(dir, 2, []keyspace.Entry{{Key: "k", Value: strVal("v")}}, time.Unix(1700000000, 0))
@@ -70,27 +91,38 @@ func TestFormatVectors(t *testing.T) {
 		t.Fatalf("snapshot encoding changed:\n got %s\nwant %s", got, snapVector)
 	}
 
-	// Both decode.
-	aof, _ := hex.DecodeString(aofVector)
+	// All decode: the AOF vectors alone (version 2 and version 1), the
+	// closed generation followed by an empty generation 2, and the
+	// snapshot with its (empty) generation 2.
+	for name, v := range map[string]string{"aof": aofVector, "aof-v1": aofV1Vector} {
+		aof, _ := hex.DecodeString(v)
+		dir = t.TempDir()
+		writeFile(t, aofPath(dir, 1), aof)
+		db, md := open(t, dir, FsyncNo)
+		db.Close()
+		if len(md.records) != 1 || md.m["k"] != "v" {
+			t.Fatalf("%s vector replayed %v", name, md.records)
+		}
+	}
+	aof, _ := hex.DecodeString(aofEndVector)
 	dir = t.TempDir()
 	writeFile(t, aofPath(dir, 1), aof)
+	writeFile(t, aofPath(dir, 2), encodeAOFHeader(2))
 	db, md := open(t, dir, FsyncNo)
 	db.Close()
 	if len(md.records) != 1 || md.m["k"] != "v" {
-		t.Fatalf("AOF vector replayed %v", md.records)
+		t.Fatalf("aof-end vector replayed %v", md.records)
 	}
 	snap, _ := hex.DecodeString(snapVector)
 	dir = t.TempDir()
 	writeFile(t, filepath.Join(dir, snapshotName), snap)
+	writeFile(t, aofPath(dir, 2), encodeAOFHeader(2))
 	db, md = open(t, dir, FsyncNo)
 	db.Close()
 	if md.loaded != 1 || md.m["k"] != "v" {
 		t.Fatalf("snapshot vector loaded %v", md.m)
 	}
-	if _, err := os.Stat(aofPath(dir, 2)); err != nil {
-		t.Fatalf("generation 2 not created after the snapshot: %v", err)
-	}
 	if !bytes.Equal(readFile(t, aofPath(dir, 2)), encodeAOFHeader(2)) {
-		t.Fatal("new generation is not a bare header")
+		t.Fatal("generation 2 is not a bare header")
 	}
 }

@@ -69,6 +69,8 @@ type fakePersist struct {
 	bgsnaps    int
 	last       time.Time
 	waitErr    error // returned by Wait
+	saveFailed bool  // LastSaveOK reports false
+	writeErr   bool  // LastWriteOK reports false
 	// lateRival makes the next Snapshot/BGSnapshot lose the race with a
 	// snapshot that started after the server's InProgress check.
 	lateRival bool
@@ -124,9 +126,20 @@ func (p *fakePersist) InProgress() bool {
 	return p.inProgress
 }
 func (p *fakePersist) LastSave() time.Time { return p.last }
-func (p *fakePersist) LastSaveOK() bool    { return true }
-func (p *fakePersist) AOFSize() int64      { return 1234 }
-func (p *fakePersist) Changes() uint64     { return 7 }
+func (p *fakePersist) LastSaveOK() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.saveFailed
+}
+
+func (p *fakePersist) LastWriteOK() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.writeErr
+}
+
+func (p *fakePersist) AOFSize() int64  { return 1234 }
+func (p *fakePersist) Changes() uint64 { return 7 }
 
 type env struct {
 	srv   *Server

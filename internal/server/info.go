@@ -192,24 +192,29 @@ func (s *Server) infoMemory(b *infoBuf) {
 
 func (s *Server) infoPersistence(b *infoBuf) {
 	p := s.persist
-	var changes uint64
-	inProgress, ok := false, true
+	var changes, fails uint64
+	inProgress, saveOK, writeOK := false, true, true
 	if p != nil {
-		changes, inProgress, ok = p.Changes(), p.InProgress(), p.LastSaveOK()
+		changes, inProgress, saveOK, writeOK = p.Changes(), p.InProgress(), p.LastSaveOK(), p.LastWriteOK()
+		if c, ok := p.(interface{ ConsecutiveFailures() uint64 }); ok {
+			fails = c.ConsecutiveFailures()
+		}
 	}
 	b.kv("loading", 0)
 	b.kv("async_loading", 0)
 	b.kv("rdb_changes_since_last_save", changes)
 	b.kv("rdb_bgsave_in_progress", inProgress)
 	b.kv("rdb_last_save_time", s.LastSave())
-	b.kv("rdb_last_bgsave_status", okErr(ok))
+	// A snapshot is both the RDB save and the AOF rewrite (it compacts the
+	// AOF), so both statuses report the last snapshot attempt.
+	b.kv("rdb_last_bgsave_status", okErr(saveOK))
 	b.kv("aof_enabled", p != nil)
-	// A snapshot also compacts the AOF, so a running snapshot is a rewrite.
 	b.kv("aof_rewrite_in_progress", inProgress)
 	b.kv("aof_rewrite_scheduled", 0)
-	b.kv("aof_last_bgrewrite_status", okErr(ok))
+	b.kv("aof_last_bgrewrite_status", okErr(saveOK))
 	if p != nil {
-		b.kv("aof_last_write_status", "ok")
+		b.kv("aof_rewrites_consecutive_failures", fails)
+		b.kv("aof_last_write_status", okErr(writeOK))
 		b.kv("aof_current_size", p.AOFSize())
 	}
 }

@@ -85,6 +85,11 @@ type Persister interface {
 	LastSave() time.Time
 	// LastSaveOK reports whether the last snapshot attempt succeeded.
 	LastSaveOK() bool
+	// LastWriteOK reports whether the AOF accepts writes: false from a
+	// failed AOF write (ENOSPC, a failed fsync) for as long as writes are
+	// refused because of it, true again once they are accepted
+	// (aof_last_write_status).
+	LastWriteOK() bool
 	// AOFSize is the current size of the append-only log in bytes.
 	AOFSize() int64
 	// Changes is the number of mutations since the last snapshot.
