@@ -44,6 +44,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -137,6 +138,11 @@ type Options struct {
 	// WriteGuard, if set, makes keys read-only to clients: see
 	// SetWriteGuard.
 	WriteGuard func(key []byte) bool
+	// HandshakeTimeout bounds a TLS handshake (default
+	// DefaultHandshakeTimeout); MaxHandshakes bounds the handshakes in
+	// progress (default DefaultMaxHandshakes). See handshake.go.
+	HandshakeTimeout time.Duration
+	MaxHandshakes    int
 }
 
 // Observer is told about every command the server dispatches, through
@@ -188,10 +194,26 @@ type Server struct {
 	mem        memTracker
 	guard      func(key []byte) bool // SetWriteGuard; nil = every key writable
 
-	mu    sync.Mutex
-	ln    net.Listener
-	conns map[*client]struct{}
-	wg    sync.WaitGroup
+	mu         sync.Mutex
+	ln         net.Listener
+	conns      map[*client]struct{}
+	handshakes handshakeList // unfinished TLS handshakes (handshake.go)
+	wg         sync.WaitGroup
+
+	// Connection housekeeping (clients.go).
+	clock         atomic.Int64  // coarse clock: ms since start, advanced by the reaper
+	idleTimeout   atomic.Int64  // CONFIG timeout, seconds; 0 = none
+	clientsMax    atomic.Uint64 // maxmemory-clients in bytes (0 = none or a percentage)
+	clientsPct    atomic.Int64  // maxmemory-clients as a % of maxmemory (0 = bytes)
+	evictCh       chan struct{} // wakes the reaper to evict clients
+	released      atomic.Uint64 // bytes of large read buffers released since the last FreeOSMemory
+	freeing       atomic.Bool   // a FreeOSMemory is running
+	attacks       atomic.Uint64 // cross-protocol requests seen
+	attackLogged  atomic.Int64  // time since start of the last cross-protocol warning
+	stopReap      chan struct{}
+	stopReapOnce  sync.Once
+	hsTimeout     time.Duration
+	maxHandshakes int
 
 	nextID    atomic.Int64
 	connected atomic.Int64
@@ -202,6 +224,7 @@ type Server struct {
 
 type counters struct {
 	conns, cmds, rejected, in, out, errors atomic.Uint64
+	evicted, hsDropped                     atomic.Uint64
 }
 
 // Stats are the server's counters, for metrics.
@@ -213,13 +236,19 @@ type Stats struct {
 	NetInputBytes       uint64
 	NetOutputBytes      uint64
 	ErrorReplies        uint64
+	// EvictedClients counts connections closed by maxmemory-clients;
+	// DroppedHandshakes the TLS handshakes closed to make room for newer
+	// ones (Options.MaxHandshakes).
+	EvictedClients    uint64
+	DroppedHandshakes uint64
 }
 
 // New validates opts and returns a Server. It registers the server-owned
 // CONFIG parameters (maxclients, proto-max-bulk-len,
 // proto-max-multibulk-len, client-query-buffer-limit, maxmemory,
-// databases) in opts.Config unless they are already registered. A limit
-// outside the range CONFIG SET accepts is an error.
+// maxmemory-clients, timeout, databases) in opts.Config unless they are
+// already registered. A limit outside the range CONFIG SET accepts is an
+// error.
 func New(opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: Options.Store is required")
@@ -239,6 +268,17 @@ func New(opts Options) (*Server, error) {
 		conns:   map[*client]struct{}{},
 		obs:     opts.Observer,
 		guard:   opts.WriteGuard,
+
+		evictCh:       make(chan struct{}, 1),
+		stopReap:      make(chan struct{}),
+		hsTimeout:     opts.HandshakeTimeout,
+		maxHandshakes: opts.MaxHandshakes,
+	}
+	if s.hsTimeout <= 0 {
+		s.hsTimeout = DefaultHandshakeTimeout
+	}
+	if s.maxHandshakes <= 0 {
+		s.maxHandshakes = DefaultMaxHandshakes
 	}
 	if opts.Persist != nil {
 		s.SetPersist(opts.Persist)
@@ -301,6 +341,7 @@ const (
 	minMaxBulkLen  = 1 << 20 // Redis: proto-max-bulk-len ≥ 1mb
 	minQueryBuffer = 1 << 20 // Redis: client-query-buffer-limit ≥ 1mb
 	maxMaxArgs     = 1<<31 - 1
+	maxTimeout     = 1<<31 - 1 // Redis: timeout is an int of seconds
 	maxInt64       = 1<<63 - 1
 )
 
@@ -315,6 +356,8 @@ func (s *Server) registerConfig(v limitValues) error {
 		config.IntParam("proto-max-multibulk-len", strconv.FormatInt(v.maxArgs, 10), 1, maxMaxArgs, s.lim.maxArgs.Store),
 		config.MemoryParam("client-query-buffer-limit", strconv.FormatInt(v.maxQuery, 10), minQueryBuffer, maxInt64, u2i(s.lim.maxQuery.Store)),
 		config.MemoryParam("maxmemory", strconv.FormatUint(v.maxMemory, 10), 0, maxInt64, s.mem.setLimit),
+		s.clientsParam(),
+		config.IntParam("timeout", "0", 0, maxTimeout, s.idleTimeout.Store),
 		{Name: "databases", Default: "1", Set: func(v string) error {
 			if v != "1" {
 				return errors.New("can't set immutable config")
@@ -357,6 +400,8 @@ func (s *Server) Serve(ln net.Listener) error {
 		return errors.New("server: Serve called twice")
 	}
 	s.ln = ln
+	s.clock.Store(int64(time.Since(s.start) / time.Millisecond))
+	go s.reap(s.stopReap)
 	s.mu.Unlock()
 	s.log.Info("listening", "addr", ln.Addr().String())
 
@@ -434,12 +479,26 @@ func (s *Server) Addr() net.Addr {
 	return s.ln.Addr()
 }
 
+// accept serves a new connection: a TLS one after its handshake
+// (handshake.go), any other at once.
 func (s *Server) accept(nc net.Conn) {
+	if hs, ok := nc.(handshaker); ok {
+		s.startHandshake(hs)
+		return
+	}
+	if c := s.admit(nc); c != nil {
+		go c.serve()
+	}
+}
+
+// admit registers a connection as a client, or refuses it (maxclients,
+// Shutdown) and returns nil.
+func (s *Server) admit(nc net.Conn) *client {
 	s.mu.Lock()
 	if s.closing.Load() {
 		s.mu.Unlock()
 		nc.Close()
-		return
+		return nil
 	}
 	if s.connected.Load() >= s.maxClients.Load() {
 		s.mu.Unlock()
@@ -451,7 +510,7 @@ func (s *Server) accept(nc net.Conn) {
 			_, _ = nc.Write([]byte("-" + maxClientsMsg + "\r\n"))
 			nc.Close()
 		}()
-		return
+		return nil
 	}
 	c := newClient(s, nc)
 	s.conns[c] = struct{}{}
@@ -459,7 +518,7 @@ func (s *Server) accept(nc net.Conn) {
 	s.stats.conns.Add(1)
 	s.wg.Add(1)
 	s.mu.Unlock()
-	go c.serve()
+	return c
 }
 
 func (s *Server) remove(c *client) {
@@ -477,13 +536,15 @@ func (s *Server) remove(c *client) {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing.Store(true)
+	s.stopReapOnce.Do(func() { close(s.stopReap) })
 	if s.ln != nil {
 		s.ln.Close()
 	}
+	s.closeHandshakes()
 	for c := range s.conns {
 		// Wake connections blocked reading; one that is executing a batch
 		// finishes it and then sees closing.
-		_ = c.nc.SetReadDeadline(time.Now())
+		c.wake()
 	}
 	s.mu.Unlock()
 
@@ -515,6 +576,8 @@ func (s *Server) Stats() Stats {
 		NetInputBytes:       s.stats.in.Load(),
 		NetOutputBytes:      s.stats.out.Load(),
 		ErrorReplies:        s.stats.errors.Load(),
+		EvictedClients:      s.stats.evicted.Load(),
+		DroppedHandshakes:   s.stats.hsDropped.Load(),
 	}
 }
 
@@ -526,6 +589,8 @@ func (s *Server) ResetStats() {
 	s.stats.in.Store(0)
 	s.stats.out.Store(0)
 	s.stats.errors.Store(0)
+	s.stats.evicted.Store(0)
+	s.stats.hsDropped.Store(0)
 }
 
 // --- command.Server ---
@@ -593,6 +658,8 @@ type client struct {
 	rec   Recorder      // nil without an Observer
 	clock time.Duration // monotonic time (since s.start) of the last command's end
 	nc    net.Conn
+	g     *guard
+	br    *bufio.Reader // between g and rd: kept when rd is replaced
 	rd    *redcon.Reader
 	wr    *redcon.Writer
 	reply resp.Reply
@@ -603,18 +670,40 @@ type client struct {
 	// unlogged is set when a write command of the batch reported no AOF
 	// sequence number (see settle).
 	unlogged bool
+	// abort is set by a cross-protocol request: close without replying.
+	abort bool
+
+	// Housekeeping (clients.go). bufCap is rd's buffer capacity at the
+	// last read (this goroutine only); held is what the connection counts
+	// in the input-buffer total; last is the coarse clock at its last
+	// interaction; poked (under pokeMu) marks the reaper's read deadline.
+	bufCap  int
+	held    atomic.Int64
+	last    atomic.Int64
+	evicted atomic.Bool
+	pokeMu  sync.Mutex
+	poked   bool
 }
 
 func newClient(s *Server, nc net.Conn) *client {
 	c := &client{s: s, nc: nc}
-	c.rd = redcon.NewReader(&guard{r: nc, lim: &s.lim, in: &s.stats.in})
-	c.wr = redcon.NewWriter(countingWriter{w: nc, out: &s.stats.out})
 	c.conn = command.Conn{
 		ID:     s.nextID.Add(1),
 		Proto:  2,
 		Authed: s.pass == "",
 		Addr:   nc.RemoteAddr().String(),
 	}
+	c.g = &guard{r: nc, lim: &s.lim, in: &s.stats.in, c: c}
+	if !c.conn.Authed {
+		c.g.authed = &c.conn.Authed
+	}
+	// redcon's NewReader uses a *bufio.Reader of 4 KiB or more as it is,
+	// so c.br outlives a replaced Reader (shrinkBuffer).
+	c.br = bufio.NewReaderSize(c.g, 4096)
+	c.rd = redcon.NewReader(c.br)
+	c.bufCap = readBufCap(c.rd)
+	c.last.Store(s.now())
+	c.wr = redcon.NewWriter(countingWriter{w: nc, out: &s.stats.out})
 	c.reply = resp.Reply{W: c.wr, Proto: 2}
 	if s.obs != nil {
 		c.rec = s.obs.Recorder()
@@ -627,6 +716,7 @@ func newClient(s *Server, nc net.Conn) *client {
 
 func (c *client) serve() {
 	defer c.s.remove(c)
+	defer c.closeBuffers()
 	defer c.nc.Close()
 	if c.rec != nil {
 		defer c.rec.Flush()
@@ -676,8 +766,15 @@ func (c *client) serve() {
 		if c.rec != nil {
 			c.rec.Flush()
 		}
+		if c.abort {
+			return // an HTTP request: no reply, close (crossProtocol)
+		}
 		if !c.settle(n, maxSeq) || c.conn.Close || c.s.closing.Load() {
 			return
+		}
+		c.touch()
+		if c.bufCap > countedBuf {
+			c.shrinkBuffer()
 		}
 	}
 }
@@ -776,6 +873,10 @@ func (c *client) exec(args [][]byte) {
 func (c *client) dispatch(args [][]byte) string {
 	spec := c.lookup(args[0])
 	if spec == nil {
+		if isHTTP(args[0]) {
+			c.crossProtocol()
+			return UnknownCommand
+		}
 		c.reply.Error(unknownCommand(args))
 		return UnknownCommand
 	}
