@@ -168,6 +168,7 @@ func (s *Server) reap(stop <-chan struct{}) {
 	t := time.NewTicker(reapInterval)
 	defer t.Stop()
 	var lastFree time.Time
+	armed := false
 	for {
 		select {
 		case <-stop:
@@ -180,14 +181,21 @@ func (s *Server) reap(stop <-chan struct{}) {
 				s.closeIdle()
 			}
 			s.evictClients()
-			if s.released.Load() >= freeOSBytes && now.Sub(lastFree) >= freeOSInterval && !s.freeing.Load() {
+			// Buffers are counted as released just before their
+			// connection's goroutine ends: wait one more tick, so that
+			// they are garbage by the time memory is returned.
+			if armed && now.Sub(lastFree) >= freeOSInterval && !s.freeing.Load() {
+				armed = false
 				s.released.Store(0)
 				lastFree = now
 				s.freeing.Store(true)
 				go func() {
 					debug.FreeOSMemory()
+					s.log.Debug("returned free memory to the OS")
 					s.freeing.Store(false)
 				}()
+			} else if !armed && s.released.Load() >= freeOSBytes {
+				armed = true
 			}
 		}
 	}
