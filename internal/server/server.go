@@ -20,6 +20,31 @@
 //     client-query-buffer-limit (bytes per command) and maxclients, all
 //     changeable with CONFIG SET. A panic in a handler is recovered, logged
 //     without key or value content, and closes only that connection.
+//   - A command named POST or Host: (any case; an HTTP request's lines,
+//     which a web page can make a browser send to a loopback server) ends
+//     the connection, as in Redis: nothing more of it runs, no reply of
+//     its batch is sent, and a warning without request content is logged
+//     (at most once a minute). Commands before it in the batch have run.
+//   - Before AUTH (with a password set), Redis's limits also apply: at
+//     most 10 arguments per command ("Protocol error: unauthenticated
+//     multibulk length") and 16 KiB per argument ("… unauthenticated bulk
+//     length"), then the connection is closed; such a connection's
+//     requests are parsed one command at a time, so a command pipelined
+//     behind AUTH is read under the limits AUTH's success lifted.
+//   - Input buffers: a connection's read buffer that grew past 32 KiB (a
+//     large request arriving) counts in used_memory (and so against
+//     maxmemory) and in maxmemory-clients (CONFIG SET; bytes or a % of
+//     maxmemory; 0 = none, the default); over it, the connections with the
+//     largest buffers are closed. Such a buffer is replaced after its
+//     command, and the memory of released buffers is returned to the OS
+//     (debug.FreeOSMemory, at most every 3 s).
+//   - timeout (CONFIG SET, seconds; 0 = never, the default): a client idle
+//     for longer is closed, checked every 250 ms; a client whose command
+//     is running is not idle.
+//   - TLS: a connection's handshake runs under a deadline
+//     (Options.HandshakeTimeout, 10 s) before it counts against
+//     maxclients; unfinished handshakes are bounded separately
+//     (Options.MaxHandshakes, 1000; the oldest is closed to make room).
 //   - maxmemory: commands flagged denyoom are refused with Redis's OOM
 //     error while the key space's exact memory (keyspace.Store.Used) plus
 //     outstanding reservations is above the limit, and a command that
@@ -39,8 +64,10 @@
 // parser's integer overflow on "$9223372036854775807" panic the process.
 // redcon's Reader and Writer are used behind a framing guard (guard.go).
 //
-// Cost: one goroutine and a 4 KiB read buffer per idle connection; buffers
-// grow to the largest request/reply batch seen.
+// Cost: one goroutine and a 4–32 KiB read buffer per idle connection
+// (larger read buffers are dropped after their command); reply buffers
+// grow to the largest reply batch seen. One housekeeping goroutine per
+// server (clients.go) wakes every 250 ms.
 package server
 
 import (
