@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -32,11 +33,16 @@ const (
 	// it, it is the fixed cost of a connection (redcon starts at 4 KiB and
 	// pipelining takes it to 8 KiB).
 	countedBuf = 32 << 10
-	// freeOSBytes and freeOSInterval: once this many bytes of large read
-	// buffers have been released, the reaper returns free memory to the
-	// OS (debug.FreeOSMemory), at most once per interval.
+	// Returning memory to the OS: read buffers of at least freeOSBuf
+	// count as released when dropped; once freeOSBytes of them have been
+	// released, the reaper calls debug.FreeOSMemory (a full collection),
+	// at most once per freeOSInterval and at most freeOSShare of the time
+	// (after a call that took d, the next waits 20·d). Smaller buffers are
+	// left to the runtime, which reuses their memory for the next ones.
+	freeOSBuf      = 1 << 20
 	freeOSBytes    = 4 << 20
 	freeOSInterval = 3 * time.Second
+	freeOSShare    = 20
 	// attackLogInterval spaces the cross-protocol warnings (as Redis, one
 	// a minute at most).
 	attackLogInterval = time.Minute
@@ -108,7 +114,9 @@ func (c *client) shrinkBuffer() {
 	if c.g.state != gStart || c.br.Buffered() != 0 {
 		return
 	}
-	c.s.released.Add(uint64(c.bufCap))
+	if c.bufCap >= freeOSBuf {
+		c.s.released.Add(uint64(c.bufCap))
+	}
 	c.rd = redcon.NewReader(c.br) // reuses c.br: nothing it holds is lost
 	c.bufCap = readBufCap(c.rd)
 	c.setHeld(0)
@@ -117,7 +125,7 @@ func (c *client) shrinkBuffer() {
 // closeBuffers gives back the connection's share of the input-buffer
 // total when it ends.
 func (c *client) closeBuffers() {
-	if c.bufCap > countedBuf {
+	if c.bufCap >= freeOSBuf {
 		c.s.released.Add(uint64(c.bufCap))
 	}
 	c.setHeld(0)
@@ -167,7 +175,7 @@ func (s *Server) clientsParam() config.Param {
 func (s *Server) reap(stop <-chan struct{}) {
 	t := time.NewTicker(reapInterval)
 	defer t.Stop()
-	var lastFree time.Time
+	var nextFree atomic.Int64 // time since start before which FreeOSMemory waits
 	armed := false
 	for {
 		select {
@@ -175,7 +183,7 @@ func (s *Server) reap(stop <-chan struct{}) {
 			return
 		case <-s.evictCh:
 			s.evictClients()
-		case now := <-t.C:
+		case <-t.C:
 			s.clock.Store(int64(time.Since(s.start) / time.Millisecond))
 			if s.idleTimeout.Load() > 0 {
 				s.closeIdle()
@@ -184,14 +192,16 @@ func (s *Server) reap(stop <-chan struct{}) {
 			// Buffers are counted as released just before their
 			// connection's goroutine ends: wait one more tick, so that
 			// they are garbage by the time memory is returned.
-			if armed && now.Sub(lastFree) >= freeOSInterval && !s.freeing.Load() {
+			if armed && int64(time.Since(s.start)) >= nextFree.Load() && !s.freeing.Load() {
 				armed = false
 				s.released.Store(0)
-				lastFree = now
 				s.freeing.Store(true)
 				go func() {
+					begin := time.Since(s.start)
 					debug.FreeOSMemory()
-					s.log.Debug("returned free memory to the OS")
+					took := time.Since(s.start) - begin
+					nextFree.Store(int64(begin + max(freeOSInterval, freeOSShare*took)))
+					s.log.Debug("returned free memory to the OS", "took", took)
 					s.freeing.Store(false)
 				}()
 			} else if !armed && s.released.Load() >= freeOSBytes {

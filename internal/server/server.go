@@ -36,8 +36,8 @@
 //     maxmemory) and in maxmemory-clients (CONFIG SET; bytes or a % of
 //     maxmemory; 0 = none, the default); over it, the connections with the
 //     largest buffers are closed. Such a buffer is replaced after its
-//     command, and the memory of released buffers is returned to the OS
-//     (debug.FreeOSMemory, at most every 3 s).
+//     command, and the memory of released buffers of 1 MiB or more is
+//     returned to the OS (debug.FreeOSMemory, at most every 3 s).
 //   - timeout (CONFIG SET, seconds; 0 = never, the default): a client idle
 //     for longer is closed, checked every 250 ms; a client whose command
 //     is running is not idle.
