@@ -386,13 +386,15 @@ func TestMaxMemoryClients(t *testing.T) {
 	// smaller one (8 MiB) completes its command.
 	a.do("CONFIG", "SET", "maxmemory-clients", "20mb")
 	small := e.raw(t)
-	small.send(cmd("SET", "s", strings.Repeat("s", 6<<20)))
-	if got := small.read(); got != "+OK\r\n" {
-		t.Fatalf("smaller client: %q", got)
-	}
+	setS := cmd("SET", "s", strings.Repeat("s", 6<<20))
+	small.send(setS[:5<<20]) // its buffer doubles to 8 MiB: 24 MiB in all
 	_ = big.c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if rest, err := io.ReadAll(big.br); err != nil || len(rest) != 0 {
 		t.Fatalf("largest client not closed: %q %v", rest, err)
+	}
+	small.send(setS[5<<20:])
+	if got := small.read(); got != "+OK\r\n" {
+		t.Fatalf("smaller client: %q", got)
 	}
 	if got := infoField(t, a, "stats", "evicted_clients"); got != "1" {
 		t.Fatalf("evicted_clients = %s", got)
