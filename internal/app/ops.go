@@ -124,7 +124,11 @@ func (op *ops) attachPersist(db *persist.DB) {
 	op.metrics.SetPersist(db)
 }
 
-// listener wraps the RESP listener in TLS when configured.
+// listener wraps the RESP listener in TLS when configured. The listener
+// hands out connections before their handshake; the server completes each
+// one on the connection's goroutine under a deadline, outside maxclients
+// (server.DefaultHandshakeTimeout, server.DefaultMaxHandshakes), so a
+// peer that never sends a ClientHello holds no client slot.
 func (op *ops) listener(ln net.Listener) net.Listener {
 	if op.tls == nil {
 		return ln

@@ -21,6 +21,9 @@ var serveConfigFlags = []struct{ name, def, usage string }{
 	{"proto-max-bulk-len", "512mb", "largest bulk string in a request, a memory value (≥ 1mb); larger: protocol error, connection closed"},
 	{"proto-max-multibulk-len", "1048576", "most arguments in one command; more: protocol error, connection closed"},
 	{"client-query-buffer-limit", "1gb", "most bytes in one command, a memory value (≥ 1mb); more: protocol error, connection closed"},
+	{"maxmemory-clients", "0", "most bytes all clients' input buffers (requests being received) may hold together, a memory value " +
+		"or a percentage of maxmemory (\"10%\"); over it, the client with the largest is closed; 0 = no limit"},
+	{"timeout", "0", "seconds a client may stay idle before it is closed; 0 = never"},
 	{"bf-max-filter-bytes", "128mb", "most bytes of bit arrays one Bloom key may hold, a memory value (64mb, 1gb, bytes)"},
 	{"cf-max-filter-bytes", "128mb", "most table bytes one cuckoo key may hold, a memory value (64mb, 1gb, bytes)"},
 	{"metrics-max-filters", "100", "most filter keys with per-filter metrics (the largest by memory); 0 = none"},

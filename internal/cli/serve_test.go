@@ -21,6 +21,8 @@ func TestServeOptionErrors(t *testing.T) {
 		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--proto-max-bulk-len", "1"}, "proto-max-bulk-len"},
 		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--bf-max-filter-bytes", "1.5mb"}, "bf-max-filter-bytes \"1.5mb\": argument must be a memory value"},
 		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--cf-max-filter-bytes", "lots"}, "cf-max-filter-bytes \"lots\": argument must be a memory value"},
+		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--timeout", "-1"}, "timeout \"-1\": argument must be between 0 and 2147483647 inclusive"},
+		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--maxmemory-clients", "101%"}, "maxmemory-clients \"101%\": percentage argument must be less or equal to 100"},
 		// Memory values with units are accepted by every byte-sized flag:
 		// the start fails only at the bad flag applied after them.
 		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--maxmemory", "64mb", "--proto-max-bulk-len", "2mb",
@@ -43,8 +45,8 @@ func TestServeHelpListsFlags(t *testing.T) {
 	}
 	for _, f := range []string{"--addr", "--dir", "--appendfsync", "--requirepass", "--metrics-addr", "--metrics-max-filters",
 		"--tls-cert", "--tls-key", "--protected-mode", "--maxmemory", "--maxclients", "--proto-max-bulk-len",
-		"--proto-max-multibulk-len", "--client-query-buffer-limit", "--bf-max-filter-bytes", "--cf-max-filter-bytes",
-		"/metrics", "/healthz", "/readyz"} {
+		"--proto-max-multibulk-len", "--client-query-buffer-limit", "--maxmemory-clients", "--timeout",
+		"--bf-max-filter-bytes", "--cf-max-filter-bytes", "/metrics", "/healthz", "/readyz"} {
 		if !strings.Contains(out, f) {
 			t.Errorf("serve --help lacks %s", f)
 		}

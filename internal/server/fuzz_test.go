@@ -56,6 +56,54 @@ func FuzzRequestParsing(f *testing.F) {
 				}
 			}
 		}
+		// Before AUTH: one command per read, and the bytes after the first
+		// command of a read are kept, not lost: the commands that come out
+		// are those that come out when authenticated, up to where either
+		// parse stops (at a refused header; when authenticated, a bad
+		// inline line also discards the complete commands read with it).
+		var all []string
+		{
+			var lim limits
+			lim.maxBulk.Store(1 << 16)
+			lim.maxArgs.Store(1 << 16)
+			lim.maxQuery.Store(1 << 20)
+			var in atomic.Uint64
+			rd := redcon.NewReader(&guard{r: iotest.OneByteReader(bytes.NewReader(data)), lim: &lim, in: &in})
+			for {
+				cmds, err := rd.ReadCommands()
+				if err != nil {
+					break
+				}
+				for _, c := range cmds {
+					all = append(all, string(c.Raw))
+				}
+			}
+		}
+		for _, oneByte := range []bool{false, true} {
+			var lim limits
+			lim.maxBulk.Store(1 << 16)
+			lim.maxArgs.Store(1 << 16)
+			lim.maxQuery.Store(1 << 20)
+			var in atomic.Uint64
+			var src io.Reader = bytes.NewReader(data)
+			if oneByte {
+				src = iotest.OneByteReader(src)
+			}
+			authed := false
+			rd := redcon.NewReader(&guard{r: src, lim: &lim, in: &in, authed: &authed})
+			for i := 0; ; i++ {
+				cmds, err := rd.ReadCommands()
+				if err != nil {
+					break
+				}
+				if len(cmds) != 1 {
+					t.Fatalf("%d commands in one read before AUTH", len(cmds))
+				}
+				if i < len(all) && string(cmds[0].Raw) != all[i] {
+					t.Fatalf("command %d before AUTH is %q, authenticated %q", i, cmds[0].Raw, all[i])
+				}
+			}
+		}
 	})
 }
 

@@ -44,6 +44,13 @@ const (
 // reaches redcon complete, so redcon only waits for more) and the protoError
 // on the next call. See Read for how it batches bytes.
 //
+// While the connection has not authenticated (authed points to false),
+// Redis's unauthenticated limits apply as well (at most 10 arguments per
+// command, 16 KiB per argument) and Read hands redcon one command at a
+// time, keeping what follows it in pend: redcon parses every complete
+// command it has been given, so bytes after an AUTH must not be scanned
+// (or limited) before that AUTH has run.
+//
 // The framing it accepts is a subset of what redcon accepts (same header
 // grammar, strconv.Atoi numbers), so both always agree on command
 // boundaries. Differences from Redis: "*0" and "*-1" headers are protocol
@@ -52,8 +59,16 @@ type guard struct {
 	r   io.Reader
 	lim *limits
 	in  *atomic.Uint64 // total input bytes counter
+	// authed, if set, is the connection's authentication state (read on
+	// the connection's goroutine only); nil = authenticated.
+	authed *bool
+	// c, if set, is the connection: it is told before every read (its
+	// read buffer's size, for input-buffer accounting) and about read
+	// timeouts (the idle timeout).
+	c *client
 
 	err    error
+	pend   []byte // bytes read but not yet scanned or delivered
 	state  uint8
 	hdr    [maxHeaderLen]byte
 	hdrLen int
@@ -62,6 +77,12 @@ type guard struct {
 	body   int64 // payload bytes left in the current bulk
 	query  int64 // bytes declared so far by the current multibulk
 }
+
+// Redis's limits for a client that has not authenticated (networking.c).
+const (
+	unauthMaxArgs = 10
+	unauthMaxBulk = 16 * 1024
+)
 
 // limits are read atomically on every header so CONFIG SET takes effect on
 // live connections.
@@ -78,35 +99,61 @@ type limits struct {
 // returning only at boundaries or with a full buffer (which redcon then
 // doubles) bounds the restarts per command to O(log size). Blocking for the
 // rest of a started command is harmless: redcon could not use a partial
-// command anyway.
+// command anyway. Before authentication it returns after the first
+// complete command (see guard).
 //
 // A read error that arrives with data is held back until the data has been
 // consumed (redcon drops the bytes of a read that also returns an error).
 func (g *guard) Read(p []byte) (int, error) {
-	if g.err != nil {
-		return 0, g.err
+	if g.c != nil {
+		g.c.observeBuffer() // redcon grows its buffer just before reading
 	}
+	one := g.authed != nil && !*g.authed
 	total := 0
 	for total < len(p) {
-		n, err := g.r.Read(p[total:])
-		if n > 0 {
-			g.in.Add(uint64(n))
-			k, perr := g.scan(p[total : total+n])
-			if perr != nil {
-				err = perr
-				n = k
+		var n int
+		var err error
+		fromPend := len(g.pend) > 0
+		switch {
+		case fromPend:
+			n = copy(p[total:], g.pend)
+		case g.err != nil:
+			err = g.err
+		default:
+			n, err = g.r.Read(p[total:])
+			if n > 0 {
+				g.in.Add(uint64(n))
+			} else if err != nil && g.c != nil && g.c.retryRead(err) {
+				continue // an idle-timeout check found the client active
 			}
-			total += n
+		}
+		if n > 0 {
+			b := p[total : total+n]
+			k, perr := g.scan(b, one)
+			switch {
+			case perr != nil:
+				g.pend, err = nil, perr
+			case fromPend:
+				g.pend = g.pend[k:]
+			case k < n:
+				// One command delivered before authentication: keep the
+				// rest for the next Read, which sees the new state.
+				g.pend = append([]byte(nil), b[k:]...)
+			}
+			total += k
+			if g.c != nil && g.state != gStart {
+				g.c.touch() // a request still arriving is an interaction
+			}
 		}
 		if err != nil {
 			if total == 0 {
 				return 0, err
 			}
 			g.err = err
-			return total, nil
+			break
 		}
 		if g.state == gStart {
-			break
+			break // a boundary (before AUTH: the one command delivered)
 		}
 	}
 	return total, nil
@@ -114,7 +161,10 @@ func (g *guard) Read(p []byte) (int, error) {
 
 // scan advances the framing state over b. On a violation it returns the
 // number of bytes before the offending byte and the error.
-func (g *guard) scan(b []byte) (int, error) {
+//
+// With one set it stops after the first command that ends in b and
+// returns its end.
+func (g *guard) scan(b []byte, one bool) (int, error) {
 	i := 0
 	for i < len(b) {
 		switch g.state {
@@ -140,6 +190,9 @@ func (g *guard) scan(b []byte) (int, error) {
 			}
 			i += j + 1
 			g.state = gStart
+			if one {
+				return i, nil
+			}
 		case gMulti, gBulkHdr:
 			c := b[i]
 			if c != '\n' {
@@ -159,10 +212,16 @@ func (g *guard) scan(b []byte) (int, error) {
 				if !ok || n <= 0 || n > g.lim.maxArgs.Load() {
 					return i, protoError("invalid multibulk length")
 				}
+				if n > unauthMaxArgs && g.authed != nil && !*g.authed {
+					return i, protoError("unauthenticated multibulk length")
+				}
 				g.args, g.state = n, gDollar
 			} else {
 				if !ok || n < 0 || n > g.lim.maxBulk.Load() {
 					return i, protoError("invalid bulk length")
+				}
+				if n > unauthMaxBulk && g.authed != nil && !*g.authed {
+					return i, protoError("unauthenticated bulk length")
 				}
 				g.query += n
 				if g.query > g.lim.maxQuery.Load() {
@@ -198,12 +257,15 @@ func (g *guard) scan(b []byte) (int, error) {
 				return i, protoError("invalid bulk length")
 			}
 			g.args--
+			i++
 			if g.args == 0 {
 				g.state = gStart
+				if one {
+					return i, nil
+				}
 			} else {
 				g.state = gDollar
 			}
-			i++
 		}
 	}
 	return len(b), nil

@@ -154,6 +154,13 @@ type env struct {
 // config parameter pair and any extra specs; tweak adjusts the options.
 func start(t *testing.T, tweak func(*Options), extra ...*command.Spec) *env {
 	t.Helper()
+	return startOn(t, nil, tweak, extra...)
+}
+
+// startOn is start with the listener wrapped by wrap (nil: plain TCP),
+// e.g. tls.NewListener.
+func startOn(t *testing.T, wrap func(net.Listener) net.Listener, tweak func(*Options), extra ...*command.Spec) *env {
+	t.Helper()
 	e := &env{log: &fakeLog{}, cfg: config.New(), logs: &commandtest.LogSink{}}
 	e.store = keyspace.New(e.log)
 	e.cfg.Register(config.Param{Name: "bf-error-rate", Default: "0.01", Set: func(s string) error {
@@ -188,6 +195,9 @@ func start(t *testing.T, tweak func(*Options), extra ...*command.Spec) *env {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if wrap != nil {
+		ln = wrap(ln)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -26,10 +26,14 @@ import (
 //     the handler returns, by which time the growth is in Used (a moment
 //     of double counting, never of under-counting).
 //
-// Cost per write while a limit is set: two atomic loads for the admission
-// check and, for reserving commands, one compare-and-swap and one add on
-// the reservation counter. No lock: writes on independent keys stay
-// parallel.
+// Clients' input buffers (clients.go: a read buffer that grew past 32 KiB
+// while a large request arrives) count as used memory too, in both checks
+// and in UsedMemory, as Redis counts its clients' query buffers.
+//
+// Cost per write while a limit is set: three atomic loads for the
+// admission check and, for reserving commands, one compare-and-swap and
+// one add on the reservation counter. No lock: writes on independent keys
+// stay parallel.
 type memTracker struct {
 	store *keyspace.Store
 	limit atomic.Uint64 // bytes; 0 = no limit
@@ -38,7 +42,15 @@ type memTracker struct {
 	_        [64]byte
 	reserved atomic.Uint64 // Σ outstanding reservations
 	_        [56]byte
+	// clients is Σ client.held, written when a large request's buffer
+	// grows or is released: a line of its own too.
+	clients atomic.Uint64
+	_       [56]byte
 }
+
+// used is the memory checked against the limit: the key space plus the
+// clients' input buffers.
+func (m *memTracker) used() uint64 { return m.store.Used() + m.clients.Load() }
 
 func (m *memTracker) init(store *keyspace.Store) { m.store = store }
 
@@ -53,7 +65,7 @@ func (m *memTracker) over() bool {
 	if l == 0 {
 		return false
 	}
-	used, r := m.store.Used(), m.reserved.Load()
+	used, r := m.used(), m.reserved.Load()
 	return used > l || r > l-used
 }
 
@@ -67,7 +79,7 @@ func (m *memTracker) reserve(n uint64) (ok bool, held uint64) {
 			return true, 0
 		}
 		r := m.reserved.Load()
-		used := m.store.Used()
+		used := m.used()
 		// used + r + n > l, without overflow.
 		if used > l || r > l-used || n > l-used-r {
 			return false, 0
@@ -108,9 +120,16 @@ func (r *reservation) releaseAll() {
 	}
 }
 
-// UsedMemory returns the key space's memory (Σ key lengths + value
-// MemoryUsage, as INFO's used_memory): keyspace.Store.Used, exact and O(1).
-func (s *Server) UsedMemory() uint64 { return s.store.Used() }
+// UsedMemory returns INFO's used_memory, the figure maxmemory is checked
+// against: the key space's memory (Σ key lengths + value MemoryUsage,
+// keyspace.Store.Used, exact and O(1)) plus the clients' input buffers
+// (ClientsMemory).
+func (s *Server) UsedMemory() uint64 { return s.mem.used() }
+
+// ClientsMemory returns the bytes of clients' input buffers counted in
+// used_memory (INFO mem_clients_normal): the read buffers of connections
+// receiving a request larger than 32 KiB, at their capacity.
+func (s *Server) ClientsMemory() uint64 { return s.mem.clients.Load() }
 
 // MaxMemory returns the maxmemory limit in bytes (0 = none).
 func (s *Server) MaxMemory() uint64 { return s.mem.limit.Load() }

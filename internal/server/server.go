@@ -20,6 +20,31 @@
 //     client-query-buffer-limit (bytes per command) and maxclients, all
 //     changeable with CONFIG SET. A panic in a handler is recovered, logged
 //     without key or value content, and closes only that connection.
+//   - A command named POST or Host: (any case; an HTTP request's lines,
+//     which a web page can make a browser send to a loopback server) ends
+//     the connection, as in Redis: nothing more of it runs, no reply of
+//     its batch is sent, and a warning without request content is logged
+//     (at most once a minute). Commands before it in the batch have run.
+//   - Before AUTH (with a password set), Redis's limits also apply: at
+//     most 10 arguments per command ("Protocol error: unauthenticated
+//     multibulk length") and 16 KiB per argument ("… unauthenticated bulk
+//     length"), then the connection is closed; such a connection's
+//     requests are parsed one command at a time, so a command pipelined
+//     behind AUTH is read under the limits AUTH's success lifted.
+//   - Input buffers: a connection's read buffer that grew past 32 KiB (a
+//     large request arriving) counts in used_memory (and so against
+//     maxmemory) and in maxmemory-clients (CONFIG SET; bytes or a % of
+//     maxmemory; 0 = none, the default); over it, the connections with the
+//     largest buffers are closed. Such a buffer is replaced after its
+//     command, and the memory of released buffers of 1 MiB or more is
+//     returned to the OS (debug.FreeOSMemory, at most every 3 s).
+//   - timeout (CONFIG SET, seconds; 0 = never, the default): a client idle
+//     for longer is closed, checked every 250 ms; a client whose command
+//     is running is not idle.
+//   - TLS: a connection's handshake runs under a deadline
+//     (Options.HandshakeTimeout, 10 s) before it counts against
+//     maxclients; unfinished handshakes are bounded separately
+//     (Options.MaxHandshakes, 1000; the oldest is closed to make room).
 //   - maxmemory: commands flagged denyoom are refused with Redis's OOM
 //     error while the key space's exact memory (keyspace.Store.Used) plus
 //     outstanding reservations is above the limit, and a command that
@@ -39,11 +64,14 @@
 // parser's integer overflow on "$9223372036854775807" panic the process.
 // redcon's Reader and Writer are used behind a framing guard (guard.go).
 //
-// Cost: one goroutine and a 4 KiB read buffer per idle connection; buffers
-// grow to the largest request/reply batch seen.
+// Cost: one goroutine and a 4–32 KiB read buffer per idle connection
+// (larger read buffers are dropped after their command); reply buffers
+// grow to the largest reply batch seen. One housekeeping goroutine per
+// server (clients.go) wakes every 250 ms.
 package server
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -142,6 +170,11 @@ type Options struct {
 	// WriteGuard, if set, makes keys read-only to clients: see
 	// SetWriteGuard.
 	WriteGuard func(key []byte) bool
+	// HandshakeTimeout bounds a TLS handshake (default
+	// DefaultHandshakeTimeout); MaxHandshakes bounds the handshakes in
+	// progress (default DefaultMaxHandshakes). See handshake.go.
+	HandshakeTimeout time.Duration
+	MaxHandshakes    int
 }
 
 // Observer is told about every command the server dispatches, through
@@ -193,10 +226,26 @@ type Server struct {
 	mem        memTracker
 	guard      func(key []byte) bool // SetWriteGuard; nil = every key writable
 
-	mu    sync.Mutex
-	ln    net.Listener
-	conns map[*client]struct{}
-	wg    sync.WaitGroup
+	mu         sync.Mutex
+	ln         net.Listener
+	conns      map[*client]struct{}
+	handshakes handshakeList // unfinished TLS handshakes (handshake.go)
+	wg         sync.WaitGroup
+
+	// Connection housekeeping (clients.go).
+	clock         atomic.Int64  // coarse clock: ms since start, advanced by the reaper
+	idleTimeout   atomic.Int64  // CONFIG timeout, seconds; 0 = none
+	clientsMax    atomic.Uint64 // maxmemory-clients in bytes (0 = none or a percentage)
+	clientsPct    atomic.Int64  // maxmemory-clients as a % of maxmemory (0 = bytes)
+	evictCh       chan struct{} // wakes the reaper to evict clients
+	released      atomic.Uint64 // bytes of large read buffers released since the last FreeOSMemory
+	freeing       atomic.Bool   // a FreeOSMemory is running
+	attacks       atomic.Uint64 // cross-protocol requests seen
+	attackLogged  atomic.Int64  // time since start of the last cross-protocol warning
+	stopReap      chan struct{}
+	stopReapOnce  sync.Once
+	hsTimeout     time.Duration
+	maxHandshakes int
 
 	nextID    atomic.Int64
 	connected atomic.Int64
@@ -207,6 +256,7 @@ type Server struct {
 
 type counters struct {
 	conns, cmds, rejected, in, out, errors atomic.Uint64
+	evicted, hsDropped                     atomic.Uint64
 }
 
 // Stats are the server's counters, for metrics.
@@ -218,13 +268,19 @@ type Stats struct {
 	NetInputBytes       uint64
 	NetOutputBytes      uint64
 	ErrorReplies        uint64
+	// EvictedClients counts connections closed by maxmemory-clients;
+	// DroppedHandshakes the TLS handshakes closed to make room for newer
+	// ones (Options.MaxHandshakes).
+	EvictedClients    uint64
+	DroppedHandshakes uint64
 }
 
 // New validates opts and returns a Server. It registers the server-owned
 // CONFIG parameters (maxclients, proto-max-bulk-len,
 // proto-max-multibulk-len, client-query-buffer-limit, maxmemory,
-// databases) in opts.Config unless they are already registered. A limit
-// outside the range CONFIG SET accepts is an error.
+// maxmemory-clients, timeout, databases) in opts.Config unless they are
+// already registered. A limit outside the range CONFIG SET accepts is an
+// error.
 func New(opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: Options.Store is required")
@@ -244,6 +300,17 @@ func New(opts Options) (*Server, error) {
 		conns:   map[*client]struct{}{},
 		obs:     opts.Observer,
 		guard:   opts.WriteGuard,
+
+		evictCh:       make(chan struct{}, 1),
+		stopReap:      make(chan struct{}),
+		hsTimeout:     opts.HandshakeTimeout,
+		maxHandshakes: opts.MaxHandshakes,
+	}
+	if s.hsTimeout <= 0 {
+		s.hsTimeout = DefaultHandshakeTimeout
+	}
+	if s.maxHandshakes <= 0 {
+		s.maxHandshakes = DefaultMaxHandshakes
 	}
 	if opts.Persist != nil {
 		s.SetPersist(opts.Persist)
@@ -306,6 +373,7 @@ const (
 	minMaxBulkLen  = 1 << 20 // Redis: proto-max-bulk-len ≥ 1mb
 	minQueryBuffer = 1 << 20 // Redis: client-query-buffer-limit ≥ 1mb
 	maxMaxArgs     = 1<<31 - 1
+	maxTimeout     = 1<<31 - 1 // Redis: timeout is an int of seconds
 	maxInt64       = 1<<63 - 1
 )
 
@@ -320,6 +388,8 @@ func (s *Server) registerConfig(v limitValues) error {
 		config.IntParam("proto-max-multibulk-len", strconv.FormatInt(v.maxArgs, 10), 1, maxMaxArgs, s.lim.maxArgs.Store),
 		config.MemoryParam("client-query-buffer-limit", strconv.FormatInt(v.maxQuery, 10), minQueryBuffer, maxInt64, u2i(s.lim.maxQuery.Store)),
 		config.MemoryParam("maxmemory", strconv.FormatUint(v.maxMemory, 10), 0, maxInt64, s.mem.setLimit),
+		s.clientsParam(),
+		config.IntParam("timeout", "0", 0, maxTimeout, s.idleTimeout.Store),
 		{Name: "databases", Default: "1", Set: func(v string) error {
 			if v != "1" {
 				return errors.New("can't set immutable config")
@@ -362,6 +432,8 @@ func (s *Server) Serve(ln net.Listener) error {
 		return errors.New("server: Serve called twice")
 	}
 	s.ln = ln
+	s.clock.Store(int64(time.Since(s.start) / time.Millisecond))
+	go s.reap(s.stopReap)
 	s.mu.Unlock()
 	s.log.Info("listening", "addr", ln.Addr().String())
 
@@ -439,12 +511,26 @@ func (s *Server) Addr() net.Addr {
 	return s.ln.Addr()
 }
 
+// accept serves a new connection: a TLS one after its handshake
+// (handshake.go), any other at once.
 func (s *Server) accept(nc net.Conn) {
+	if hs, ok := nc.(handshaker); ok {
+		s.startHandshake(hs)
+		return
+	}
+	if c := s.admit(nc); c != nil {
+		go c.serve()
+	}
+}
+
+// admit registers a connection as a client, or refuses it (maxclients,
+// Shutdown) and returns nil.
+func (s *Server) admit(nc net.Conn) *client {
 	s.mu.Lock()
 	if s.closing.Load() {
 		s.mu.Unlock()
 		nc.Close()
-		return
+		return nil
 	}
 	if s.connected.Load() >= s.maxClients.Load() {
 		s.mu.Unlock()
@@ -456,7 +542,7 @@ func (s *Server) accept(nc net.Conn) {
 			_, _ = nc.Write([]byte("-" + maxClientsMsg + "\r\n"))
 			nc.Close()
 		}()
-		return
+		return nil
 	}
 	c := newClient(s, nc)
 	s.conns[c] = struct{}{}
@@ -464,7 +550,7 @@ func (s *Server) accept(nc net.Conn) {
 	s.stats.conns.Add(1)
 	s.wg.Add(1)
 	s.mu.Unlock()
-	go c.serve()
+	return c
 }
 
 func (s *Server) remove(c *client) {
@@ -482,13 +568,15 @@ func (s *Server) remove(c *client) {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing.Store(true)
+	s.stopReapOnce.Do(func() { close(s.stopReap) })
 	if s.ln != nil {
 		s.ln.Close()
 	}
+	s.closeHandshakes()
 	for c := range s.conns {
 		// Wake connections blocked reading; one that is executing a batch
 		// finishes it and then sees closing.
-		_ = c.nc.SetReadDeadline(time.Now())
+		c.wake()
 	}
 	s.mu.Unlock()
 
@@ -520,6 +608,8 @@ func (s *Server) Stats() Stats {
 		NetInputBytes:       s.stats.in.Load(),
 		NetOutputBytes:      s.stats.out.Load(),
 		ErrorReplies:        s.stats.errors.Load(),
+		EvictedClients:      s.stats.evicted.Load(),
+		DroppedHandshakes:   s.stats.hsDropped.Load(),
 	}
 }
 
@@ -531,6 +621,8 @@ func (s *Server) ResetStats() {
 	s.stats.in.Store(0)
 	s.stats.out.Store(0)
 	s.stats.errors.Store(0)
+	s.stats.evicted.Store(0)
+	s.stats.hsDropped.Store(0)
 }
 
 // --- command.Server ---
@@ -598,6 +690,8 @@ type client struct {
 	rec   Recorder      // nil without an Observer
 	clock time.Duration // monotonic time (since s.start) of the last command's end
 	nc    net.Conn
+	g     *guard
+	br    *bufio.Reader // between g and rd: kept when rd is replaced
 	rd    *redcon.Reader
 	wr    *redcon.Writer
 	reply resp.Reply
@@ -608,18 +702,40 @@ type client struct {
 	// unlogged is set when a write command of the batch reported no AOF
 	// sequence number (see settle).
 	unlogged bool
+	// abort is set by a cross-protocol request: close without replying.
+	abort bool
+
+	// Housekeeping (clients.go). bufCap is rd's buffer capacity at the
+	// last read (this goroutine only); held is what the connection counts
+	// in the input-buffer total; last is the coarse clock at its last
+	// interaction; poked (under pokeMu) marks the reaper's read deadline.
+	bufCap  int
+	held    atomic.Int64
+	last    atomic.Int64
+	evicted atomic.Bool
+	pokeMu  sync.Mutex
+	poked   bool
 }
 
 func newClient(s *Server, nc net.Conn) *client {
 	c := &client{s: s, nc: nc}
-	c.rd = redcon.NewReader(&guard{r: nc, lim: &s.lim, in: &s.stats.in})
-	c.wr = redcon.NewWriter(countingWriter{w: nc, out: &s.stats.out})
 	c.conn = command.Conn{
 		ID:     s.nextID.Add(1),
 		Proto:  2,
 		Authed: s.pass == "",
 		Addr:   nc.RemoteAddr().String(),
 	}
+	c.g = &guard{r: nc, lim: &s.lim, in: &s.stats.in, c: c}
+	if !c.conn.Authed {
+		c.g.authed = &c.conn.Authed
+	}
+	// redcon's NewReader uses a *bufio.Reader of 4 KiB or more as it is,
+	// so c.br outlives a replaced Reader (shrinkBuffer).
+	c.br = bufio.NewReaderSize(c.g, 4096)
+	c.rd = redcon.NewReader(c.br)
+	c.bufCap = readBufCap(c.rd)
+	c.last.Store(s.now())
+	c.wr = redcon.NewWriter(countingWriter{w: nc, out: &s.stats.out})
 	c.reply = resp.Reply{W: c.wr, Proto: 2}
 	if s.obs != nil {
 		c.rec = s.obs.Recorder()
@@ -632,6 +748,7 @@ func newClient(s *Server, nc net.Conn) *client {
 
 func (c *client) serve() {
 	defer c.s.remove(c)
+	defer c.closeBuffers()
 	defer c.nc.Close()
 	if c.rec != nil {
 		defer c.rec.Flush()
@@ -681,8 +798,15 @@ func (c *client) serve() {
 		if c.rec != nil {
 			c.rec.Flush()
 		}
+		if c.abort {
+			return // an HTTP request: no reply, close (crossProtocol)
+		}
 		if !c.settle(n, maxSeq) || c.conn.Close || c.s.closing.Load() {
 			return
+		}
+		c.touch()
+		if c.bufCap > countedBuf {
+			c.shrinkBuffer()
 		}
 	}
 }
@@ -781,6 +905,10 @@ func (c *client) exec(args [][]byte) {
 func (c *client) dispatch(args [][]byte) string {
 	spec := c.lookup(args[0])
 	if spec == nil {
+		if isHTTP(args[0]) {
+			c.crossProtocol()
+			return UnknownCommand
+		}
 		c.reply.Error(unknownCommand(args))
 		return UnknownCommand
 	}
