@@ -57,3 +57,49 @@ func TestMaxMemoryReplay(t *testing.T) {
 		}
 	}
 }
+
+// A BF.ADD that makes a scaling filter grow reserves exactly the new
+// link's memory before allocating it; refused, it answers OOM and changes
+// and logs nothing. BF.MADD and BF.INSERT keep the items before the
+// growing one and end their reply with the OOM error.
+func TestMaxMemoryReserveGrowth(t *testing.T) {
+	e := newEnv(t)
+	e.expect(2, ok, "BF.RESERVE", "g", "0.01", "2", "EXPANSION", "4")
+	e.expect(2, ":1\r\n", "BF.ADD", "g", "a")
+	e.expect(2, ":1\r\n", "BF.ADD", "g", "b")
+	// The first link is full: c needs a second one.
+	e.checkReserve(t, ":1\r\n", "BF.ADD", "g", "c")
+	if got := e.do(2, "BF.INFO", "g", "FILTERS"); got != "*1\r\n:2\r\n" {
+		t.Fatalf("BF.INFO FILTERS = %q", got)
+	}
+	// Present item on a full chain: nothing to reserve.
+	for _, it := range []string{"d", "e", "f", "g", "h", "i", "j"} {
+		e.checkReserve(t, ":1\r\n", "BF.ADD", "g", it)
+	}
+	e.checkReserve(t, ":0\r\n", "BF.ADD", "g", "a")
+
+	// MADD: the link fills at the third new item of this call.
+	e.expect(2, ok, "BF.RESERVE", "m", "0.01", "2", "EXPANSION", "4")
+	recs := len(e.log.Records())
+	got, asked := e.runReserve(false, 0, "BF.MADD", "m", "x", "y", "z", "w")
+	if want := "*3\r\n:1\r\n:1\r\n" + oomReply; got != want || asked == 0 {
+		t.Fatalf("BF.MADD under a full maxmemory = %q (asked %d), want %q", got, asked, want)
+	}
+	if n := len(e.log.Records()); n != recs+1 {
+		t.Fatalf("%d records logged, want the MADD of x y", n-recs)
+	}
+	if got := e.do(2, "BF.MEXISTS", "m", "x", "y", "z"); got != "*3\r\n:1\r\n:1\r\n:0\r\n" {
+		t.Fatalf("after the refused growth: %q", got)
+	}
+	if got := e.do(2, "BF.INFO", "m", "FILTERS"); got != "*1\r\n:1\r\n" {
+		t.Fatalf("refused growth added a link: %q", got)
+	}
+	got, _ = e.runReserve(false, 0, "BF.INSERT", "m", "ITEMS", "z")
+	if want := "*1\r\n" + oomReply; got != want {
+		t.Fatalf("BF.INSERT = %q, want %q", got, want)
+	}
+	// Replayed records are never refused.
+	if got, _ := e.runReserve(true, 0, "BF.MADD", "m", "z", "w"); got != "*2\r\n:1\r\n:1\r\n" {
+		t.Fatalf("replayed growth = %q", got)
+	}
+}
