@@ -1,6 +1,8 @@
 package bf
 
 import (
+	"encoding/binary"
+	"math"
 	"strings"
 	"testing"
 
@@ -101,5 +103,46 @@ func TestMaxMemoryReserveGrowth(t *testing.T) {
 	// Replayed records are never refused.
 	if got, _ := e.runReserve(true, 0, "BF.MADD", "m", "z", "w"); got != "*2\r\n:1\r\n:1\r\n" {
 		t.Fatalf("replayed growth = %q", got)
+	}
+}
+
+// Issue 13: a 53 MB BF.LOADCHUNK header declaring 1,000,000 links of
+// 8 bytes. Its real memory (~170 MB: each link's Filter and slots, not
+// only its 8 bytes of bits) is over the default 128 MiB bf-max-filter-bytes,
+// so it is refused and nothing is created or logged. Within a budget that
+// holds it, it is admitted and used_memory counts all of it.
+func TestLoadChunkMillionLinks(t *testing.T) {
+	const links = 1_000_000
+	le := binary.LittleEndian
+	hdr := make([]byte, 0, 20+53*links)
+	hdr = le.AppendUint64(hdr, 0)
+	hdr = le.AppendUint32(hdr, links)
+	hdr = le.AppendUint32(hdr, redisbloom.OptNoRound|redisbloom.OptForce64)
+	hdr = le.AppendUint32(hdr, 2)
+	for range links {
+		hdr = le.AppendUint64(hdr, 8)
+		hdr = le.AppendUint64(hdr, 64)
+		hdr = le.AppendUint64(hdr, 0)
+		hdr = le.AppendUint64(hdr, math.Float64bits(0.5))
+		hdr = le.AppendUint64(hdr, math.Float64bits(1))
+		hdr = le.AppendUint32(hdr, 1)
+		hdr = le.AppendUint64(hdr, 1)
+		hdr = append(hdr, 0)
+	}
+	e := newEnv(t)
+	recs := len(e.log.Records())
+	e.expect(2, "-ERR received bad data\r\n", "BF.LOADCHUNK", "big", "1", string(hdr))
+	if e.store.Len() != 0 || e.store.Used() != 0 || len(e.log.Records()) != recs {
+		t.Fatalf("refused header left %d keys, %d bytes used, %d records", e.store.Len(), e.store.Used(), len(e.log.Records())-recs)
+	}
+	if raceEnabled {
+		return // building a million links under the race detector is slow
+	}
+	if err := e.cfg.Set("bf-max-filter-bytes", "1073741824"); err != nil {
+		t.Fatal(err)
+	}
+	e.expect(2, ok, "BF.LOADCHUNK", "big", "1", string(hdr))
+	if want := links * (8 + redisbloom.LinkOverhead); e.store.Used() < want {
+		t.Fatalf("used memory %d for a million links, want at least %d", e.store.Used(), want)
 	}
 }
