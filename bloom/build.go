@@ -32,7 +32,7 @@ func (f *Filter) AddManyExclusive(keys [][]byte) {
 		g := keys[:min(exclusiveGroup, len(keys))]
 		keys = keys[len(g):]
 		for i, key := range g {
-			h1[i], h2[i] = keyHash(f.hashID, f.seed, key)
+			h1[i], h2[i] = keyHash(f.hashID, f.seed, key, zeroFilter)
 		}
 		f.AddHashManyExclusive(h1[:len(g)], h2[:len(g)])
 	}
@@ -56,6 +56,9 @@ const exclusiveGroup = 128
 func (f *Filter) AddHashManyExclusive(h1, h2 []uint64) {
 	if len(h1) != len(h2) {
 		panic(fmt.Sprintf("bloom: AddHashManyExclusive: len(h1) = %d != len(h2) = %d", len(h1), len(h2)))
+	}
+	if f.m == 0 {
+		zeroPanic(zeroFilter)
 	}
 	if len(h1) == 0 {
 		return
@@ -168,6 +171,10 @@ func (f *Filter) setBitsExclusive(h1, h2 uint64) bool {
 // small or none.
 //
 // A Builder is not safe for concurrent use: one goroutine adds and closes.
+//
+// The zero Builder is not usable: create one with NewBuilder. On the zero
+// value Add, AddString, AddHash, AddMany and Close panic with a message
+// saying so.
 type Builder struct {
 	f    *Filter
 	k    int
@@ -186,8 +193,12 @@ const (
 
 // NewBuilder starts building into f, which the Builder then owns until
 // Close (see Builder). f may already hold keys. It starts one goroutine
-// and allocates 2 MiB of batches. It cannot fail.
+// and allocates 2 MiB of batches. It cannot fail; it panics if f is the
+// zero Filter (see Filter).
 func NewBuilder(f *Filter) *Builder {
+	if f.m == 0 {
+		zeroPanic(zeroFilter)
+	}
 	b := &Builder{
 		f:    f,
 		k:    int(f.k),
@@ -219,13 +230,19 @@ func NewBuilder(f *Filter) *Builder {
 // It panics, as Filter.Add does, if f's hash ID is not one this package can
 // compute (see CanHashKeys); use AddHash then. No allocation.
 func (b *Builder) Add(key []byte) {
-	h1, h2 := keyHash(b.f.hashID, b.f.seed, key)
+	if b.f == nil {
+		zeroPanic(zeroBuilder)
+	}
+	h1, h2 := keyHash(b.f.hashID, b.f.seed, key, zeroFilter)
 	b.AddHash(h1, h2)
 }
 
 // AddString is Add for a string key (no copy).
 func (b *Builder) AddString(key string) {
-	h1, h2 := keyHashString(b.f.hashID, b.f.seed, key)
+	if b.f == nil {
+		zeroPanic(zeroBuilder)
+	}
+	h1, h2 := keyHashString(b.f.hashID, b.f.seed, key, zeroFilter)
 	b.AddHash(h1, h2)
 }
 
@@ -234,6 +251,9 @@ func (b *Builder) AddString(key string) {
 // No allocation.
 func (b *Builder) AddHash(h1, h2 uint64) {
 	cur, k, m, inv := b.cur, b.k, b.m, b.inv // locals: no reloads in the loop
+	if k == 0 {
+		zeroPanic(zeroBuilder)
+	}
 	n := len(cur)
 	ps := cur[n : n+k : n+k] // within capacity (see below)
 	for i := range ps {
@@ -260,6 +280,9 @@ func (b *Builder) AddMany(keys [][]byte) {
 // least one new bit. After Close, f may be used and shared, and the Builder
 // must not be used again (a second Close panics).
 func (b *Builder) Close() {
+	if b.f == nil {
+		zeroPanic(zeroBuilder)
+	}
 	if len(b.cur) > 0 {
 		b.full <- b.cur
 	}

@@ -71,7 +71,7 @@ func TestAddManyExclusiveEquivalence(t *testing.T) {
 					h1 := make([]uint64, len(keys))
 					h2 := make([]uint64, len(keys))
 					for i, k := range keys {
-						h1[i], h2[i] = keyHash(HashXXH3_128, seed, k)
+						h1[i], h2[i] = keyHash(HashXXH3_128, seed, k, zeroFilter)
 					}
 					bld := NewBuilder(viaBuilder)
 					for i := 0; i < len(keys); i += chunk {

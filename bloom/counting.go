@@ -67,8 +67,12 @@ const (
 // SetHash and decoding must not run concurrently with any other use (the
 // caller locks).
 //
-// The zero Counting is not usable; create one with NewCounting or
-// NewCountingWithMK.
+// The zero Counting is not usable; create one with NewCounting,
+// NewCountingWithMK or DecodeCounting, or call UnmarshalBinary / ReadFrom
+// on it. On the zero value the methods that read or change counters (Add,
+// Remove, Test, Count and their forms, Stats, Compatible, Union,
+// Intersect, the encoders) panic with a message naming these; the getters
+// return zeros.
 type Counting struct {
 	words    []uint64
 	m        uint64
@@ -168,19 +172,22 @@ func (c *Counting) counter(x uint64) uint64 {
 // Add inserts key: every one of its k counters below 15 grows by one.
 // Cost: one hash plus k counter updates; no allocation.
 func (c *Counting) Add(key []byte) {
-	h1, h2 := keyHash(c.hashID, c.seed, key)
+	h1, h2 := keyHash(c.hashID, c.seed, key, zeroCounting)
 	c.AddHash(h1, h2)
 }
 
 // AddString is Add for a string key.
 func (c *Counting) AddString(key string) {
-	h1, h2 := keyHashString(c.hashID, c.seed, key)
+	h1, h2 := keyHashString(c.hashID, c.seed, key, zeroCounting)
 	c.AddHash(h1, h2)
 }
 
 // AddHash inserts the item with hash pair (h1, h2).
 func (c *Counting) AddHash(h1, h2 uint64) {
 	w, m := c.words, c.m
+	if m == 0 { // the zero Counting; also lets the compiler drop its divide check
+		zeroPanic(zeroCounting)
+	}
 	for i := c.k; i > 0; i-- {
 		x := h1 % m
 		sh := x % countersPerWord * 4
@@ -201,19 +208,22 @@ func (c *Counting) AddHash(h1, h2 uint64) {
 // below 15 shrinks by one (saturated counters stay) and N shrinks by one.
 // No allocation.
 func (c *Counting) Remove(key []byte) error {
-	h1, h2 := keyHash(c.hashID, c.seed, key)
+	h1, h2 := keyHash(c.hashID, c.seed, key, zeroCounting)
 	return c.RemoveHash(h1, h2)
 }
 
 // RemoveString is Remove for a string key.
 func (c *Counting) RemoveString(key string) error {
-	h1, h2 := keyHashString(c.hashID, c.seed, key)
+	h1, h2 := keyHashString(c.hashID, c.seed, key, zeroCounting)
 	return c.RemoveHash(h1, h2)
 }
 
 // RemoveHash is Remove for a hash pair.
 func (c *Counting) RemoveHash(h1, h2 uint64) error {
 	w, m := c.words, c.m
+	if m == 0 { // the zero Counting; also lets the compiler drop its divide check
+		zeroPanic(zeroCounting)
+	}
 	start := h1
 	for i := uint32(0); i < c.k; i++ {
 		x := h1 % m
@@ -251,19 +261,22 @@ func (c *Counting) RemoveHash(h1, h2 uint64) error {
 // nonzero. No false negatives for added items that were not removed
 // (given Remove's precondition). No allocation.
 func (c *Counting) Test(key []byte) bool {
-	h1, h2 := keyHash(c.hashID, c.seed, key)
+	h1, h2 := keyHash(c.hashID, c.seed, key, zeroCounting)
 	return c.TestHash(h1, h2)
 }
 
 // TestString is Test for a string key.
 func (c *Counting) TestString(key string) bool {
-	h1, h2 := keyHashString(c.hashID, c.seed, key)
+	h1, h2 := keyHashString(c.hashID, c.seed, key, zeroCounting)
 	return c.TestHash(h1, h2)
 }
 
 // TestHash is Test for a hash pair.
 func (c *Counting) TestHash(h1, h2 uint64) bool {
 	w, m := c.words, c.m
+	if m == 0 { // the zero Counting; also lets the compiler drop its divide check
+		zeroPanic(zeroCounting)
+	}
 	for i := c.k; i > 0; i-- {
 		x := h1 % m
 		if w[x/countersPerWord]>>(x%countersPerWord*4)&CounterMax == 0 {
@@ -278,13 +291,16 @@ func (c *Counting) TestHash(h1, h2 uint64) bool {
 // absent, otherwise an upper bound on the number of times it was added
 // (minus removed), where 15 means "15 or more".
 func (c *Counting) Count(key []byte) uint8 {
-	h1, h2 := keyHash(c.hashID, c.seed, key)
+	h1, h2 := keyHash(c.hashID, c.seed, key, zeroCounting)
 	return c.CountHash(h1, h2)
 }
 
 // CountHash is Count for a hash pair.
 func (c *Counting) CountHash(h1, h2 uint64) uint8 {
 	w, m := c.words, c.m
+	if m == 0 { // the zero Counting; also lets the compiler drop its divide check
+		zeroPanic(zeroCounting)
+	}
 	low := uint64(CounterMax)
 	for i := c.k; i > 0 && low > 0; i-- {
 		x := h1 % m
@@ -305,6 +321,9 @@ const countingGroup = 256
 // each in order, overlapping the cache misses of groups of keys. No
 // allocation.
 func (c *Counting) AddMany(keys [][]byte) {
+	if c.m == 0 {
+		zeroPanic(zeroCounting)
+	}
 	k := int(c.k)
 	if k > countingGroup {
 		for _, key := range keys {
@@ -336,6 +355,9 @@ func (c *Counting) AddMany(keys [][]byte) {
 // TestMany returns out with out[i] = Test(keys[i]), reusing out's storage
 // when cap(out) ≥ len(keys) (then it does not allocate).
 func (c *Counting) TestMany(keys [][]byte, out []bool) []bool {
+	if c.m == 0 {
+		zeroPanic(zeroCounting)
+	}
 	out = slices.Grow(out[:0], len(keys))[:len(keys)]
 	k := int(c.k)
 	if k > countingGroup {
@@ -371,7 +393,7 @@ func (c *Counting) positions(g [][]byte, pos []uint64) []uint64 {
 	k, m := int(c.k), c.m
 	inv := reciprocal(m)
 	for j, key := range g {
-		h1, h2 := keyHash(c.hashID, c.seed, key)
+		h1, h2 := keyHash(c.hashID, c.seed, key, zeroCounting)
 		for i := range k {
 			pos[j*k+i] = mod(h1, m, inv)
 			h1 += h2
@@ -399,6 +421,9 @@ func (c *Counting) Saturated() uint64 {
 // −(M/K)·ln(1 − fill) (+Inf when no counter is 0), capacity and target p.
 // Cost: one pass over the counters.
 func (c *Counting) Stats() Stats {
+	if c.m == 0 {
+		zeroPanic(zeroCounting)
+	}
 	var set uint64
 	for _, w := range c.words {
 		set += uint64(bits.OnesCount64((w | w>>1 | w>>2 | w>>3) & nibbleOnes))
@@ -422,6 +447,9 @@ func (c *Counting) Stats() Stats {
 // Compatible returns nil if c and g can be merged (same m, k, hash ID and
 // seed), else an error wrapping ErrIncompatible naming both values.
 func (c *Counting) Compatible(g *Counting) error {
+	if c.m == 0 || g.m == 0 {
+		zeroPanic(zeroCounting)
+	}
 	switch {
 	case c.m != g.m:
 		return fmt.Errorf("%w: m %d != m %d", ErrIncompatible, c.m, g.m)

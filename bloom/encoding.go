@@ -67,6 +67,9 @@ type filterHeader struct {
 }
 
 func (f *Filter) appendHeader(b []byte) []byte {
+	if f.m == 0 {
+		zeroPanic(zeroFilter)
+	}
 	start := len(b)
 	b = append(b, magic...)
 	b = append(b, formatVersion, kindClassic)
@@ -311,6 +314,9 @@ func readFilter(r io.Reader) (*Filter, int64, error) {
 // ---- scalable ----
 
 func (s *Scalable) appendHeader(b []byte) []byte {
+	if len(s.links) == 0 {
+		zeroPanic(zeroScalable)
+	}
 	start := len(b)
 	c := &s.cfg
 	b = append(b, magic...)
@@ -363,7 +369,7 @@ func parseScalableHeader(hdr []byte) (ScalableConfig, uint32, error) {
 	if cfg.HashID == 0 || cfg.Tightening == 0 || cfg.MinErrorRate == 0 {
 		return cfg, 0, fmt.Errorf("%w: hash ID, tightening and minimum error rate must be explicit (nonzero)", ErrFormat)
 	}
-	if _, err := cfg.withDefaults(); err != nil {
+	if _, err := cfg.validate(false); err != nil {
 		return cfg, 0, fmt.Errorf("%w: %s", ErrFormat, strings.TrimPrefix(err.Error(), "bloom: "))
 	}
 	if links == 0 {

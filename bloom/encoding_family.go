@@ -238,6 +238,9 @@ func checkTargetP(p float64) error {
 const whatSBBF = "split-block Bloom filter"
 
 func (s *SBBF) appendHeader(b []byte) []byte {
+	if s.blocks == 0 {
+		zeroPanic(zeroSBBF)
+	}
 	start := len(b)
 	le := binary.LittleEndian
 	b = append(b, magic...)
@@ -369,6 +372,9 @@ func (s *SBBF) ReadFrom(r io.Reader) (int64, error) {
 const whatCounting = "counting Bloom filter"
 
 func (c *Counting) appendHeader(b []byte) []byte {
+	if c.m == 0 {
+		zeroPanic(zeroCounting)
+	}
 	start := len(b)
 	le := binary.LittleEndian
 	b = append(b, magic...)
@@ -513,6 +519,9 @@ func (c *Counting) ReadFrom(r io.Reader) (int64, error) {
 const whatStable = "stable Bloom filter"
 
 func (s *Stable) appendHeader(b []byte) []byte {
+	if s.m == 0 {
+		zeroPanic(zeroStable)
+	}
 	start := len(b)
 	le := binary.LittleEndian
 	b = append(b, magic...)

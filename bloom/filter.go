@@ -73,7 +73,11 @@ const (
 // yet shared (a build): they too must not run concurrently with any other
 // use of the Filter.
 //
-// The zero Filter is not usable; create one with New or NewWithMK.
+// The zero Filter is not usable; create one with New, NewWithMK or Decode,
+// or call UnmarshalBinary / ReadFrom on it. On the zero value the methods
+// that read or change bits (Add, Test and their forms, Stats, Compatible,
+// Union, Intersect, the encoders) panic with a message naming these; the
+// getters (M, K, N, SizeBytes, …) return zeros.
 type Filter struct {
 	bits     []uint64
 	m        uint64
@@ -256,13 +260,13 @@ func (f *Filter) SizeBytes() uint64 { return uint64(len(f.bits)) * 8 }
 // its bits, was already present. Cost: one hash plus k probes; no
 // allocation. Safe for concurrent use.
 func (f *Filter) Add(key []byte) bool {
-	h1, h2 := keyHash(f.hashID, f.seed, key)
+	h1, h2 := keyHash(f.hashID, f.seed, key, zeroFilter)
 	return f.AddHash(h1, h2)
 }
 
 // AddString is Add for a string key (no copy).
 func (f *Filter) AddString(key string) bool {
-	h1, h2 := keyHashString(f.hashID, f.seed, key)
+	h1, h2 := keyHashString(f.hashID, f.seed, key, zeroFilter)
 	return f.AddHash(h1, h2)
 }
 
@@ -281,6 +285,9 @@ func (f *Filter) AddHash(h1, h2 uint64) bool {
 // setBits sets the k bits of (h1, h2) and reports whether any was new.
 func (f *Filter) setBits(h1, h2 uint64) bool {
 	b, m := f.bits, f.m
+	if m == 0 { // the zero Filter; also lets the compiler drop its divide check
+		zeroPanic(zeroFilter)
+	}
 	added := false
 	for i := f.k; i > 0; i-- {
 		x := h1 % m
@@ -299,13 +306,13 @@ func (f *Filter) setBits(h1, h2 uint64) bool {
 // hash plus at most k probes, stopping at the first clear bit; no
 // allocation. Safe for concurrent use.
 func (f *Filter) Test(key []byte) bool {
-	h1, h2 := keyHash(f.hashID, f.seed, key)
+	h1, h2 := keyHash(f.hashID, f.seed, key, zeroFilter)
 	return f.TestHash(h1, h2)
 }
 
 // TestString is Test for a string key (no copy).
 func (f *Filter) TestString(key string) bool {
-	h1, h2 := keyHashString(f.hashID, f.seed, key)
+	h1, h2 := keyHashString(f.hashID, f.seed, key, zeroFilter)
 	return f.TestHash(h1, h2)
 }
 
@@ -313,6 +320,9 @@ func (f *Filter) TestString(key string) bool {
 // allocation. Safe for concurrent use.
 func (f *Filter) TestHash(h1, h2 uint64) bool {
 	b, m := f.bits, f.m
+	if m == 0 { // the zero Filter; also lets the compiler drop its divide check
+		zeroPanic(zeroFilter)
+	}
 	for i := f.k; i > 0; i-- {
 		x := h1 % m
 		if atomic.LoadUint64(&b[x>>6])&(uint64(1)<<(x&63)) == 0 {
@@ -327,7 +337,7 @@ func (f *Filter) TestHash(h1, h2 uint64) bool {
 // present is true exactly when all k bits were already set, i.e. it is
 // !Add(key). Safe for concurrent use.
 func (f *Filter) TestAndAdd(key []byte) (present bool) {
-	h1, h2 := keyHash(f.hashID, f.seed, key)
+	h1, h2 := keyHash(f.hashID, f.seed, key, zeroFilter)
 	return !f.AddHash(h1, h2)
 }
 
@@ -363,10 +373,13 @@ const batchPositions = 256
 // filter that no other goroutine uses yet, AddManyExclusive gives the same
 // result in about half the time.
 func (f *Filter) AddMany(keys [][]byte) {
+	if f.m == 0 {
+		zeroPanic(zeroFilter)
+	}
 	k := int(f.k)
 	if k > batchPositions {
 		for _, key := range keys {
-			h1, h2 := keyHash(f.hashID, f.seed, key)
+			h1, h2 := keyHash(f.hashID, f.seed, key, zeroFilter)
 			f.AddHash(h1, h2)
 		}
 		return
@@ -409,7 +422,7 @@ func (f *Filter) AddMany(keys [][]byte) {
 func (f *Filter) positions(group [][]byte, pos []uint64, m, inv uint64) {
 	k := int(f.k)
 	for j, key := range group {
-		h1, h2 := keyHash(f.hashID, f.seed, key)
+		h1, h2 := keyHash(f.hashID, f.seed, key, zeroFilter)
 		for i := range pos[j*k : j*k+k] {
 			pos[j*k+i] = mod(h1, m, inv)
 			h1 += h2
@@ -440,11 +453,14 @@ func (f *Filter) positions(group [][]byte, pos []uint64, m, inv uint64) {
 // Safe for concurrent use (bits are read with atomic loads); a key added
 // concurrently may or may not be seen, as for Test.
 func (f *Filter) TestMany(keys [][]byte, out []bool) []bool {
+	if f.m == 0 {
+		zeroPanic(zeroFilter)
+	}
 	out = slices.Grow(out[:0], len(keys))[:len(keys)]
 	k := int(f.k)
 	if k > batchPositions {
 		for i, key := range keys {
-			h1, h2 := keyHash(f.hashID, f.seed, key)
+			h1, h2 := keyHash(f.hashID, f.seed, key, zeroFilter)
 			out[i] = f.TestHash(h1, h2)
 		}
 		return out
@@ -511,6 +527,9 @@ type Stats struct {
 // (m/64 words). Safe for concurrent use; under concurrent Adds the values
 // are a consistent lower bound, not a snapshot.
 func (f *Filter) Stats() Stats {
+	if f.m == 0 {
+		zeroPanic(zeroFilter)
+	}
 	var set uint64
 	for i := range f.bits {
 		set += uint64(bits.OnesCount64(atomic.LoadUint64(&f.bits[i])))
@@ -535,6 +554,9 @@ func (f *Filter) Stats() Stats {
 // hash seed. Otherwise it returns an error wrapping ErrIncompatible that
 // names both values, e.g. "bloom: incompatible filters: k 7 != k 5".
 func (f *Filter) Compatible(g *Filter) error {
+	if f.m == 0 || g.m == 0 {
+		zeroPanic(zeroFilter)
+	}
 	switch {
 	case f.m != g.m:
 		return fmt.Errorf("%w: m %d != m %d", ErrIncompatible, f.m, g.m)

@@ -61,24 +61,29 @@ func HashString(key string) (h1, h2 uint64) {
 }
 
 // keyHash hashes key under (id, seed). The default case is inlined by the
-// caller's fast path; everything else goes through hashSlow.
-func keyHash(id HashID, seed uint64, key []byte) (h1, h2 uint64) {
+// caller's fast path; everything else goes through hashSlow. zero is the
+// caller's zero-value panic message (hash ID 0 is only found in a zero
+// value).
+func keyHash(id HashID, seed uint64, key []byte, zero string) (h1, h2 uint64) {
 	if id == HashXXH3_128 && seed == 0 {
 		r := xxh3.Hash128(key)
 		return r.Lo, r.Hi
 	}
-	return hashSlow(id, seed, key)
+	return hashSlow(id, seed, key, zero)
 }
 
-func keyHashString(id HashID, seed uint64, key string) (h1, h2 uint64) {
+func keyHashString(id HashID, seed uint64, key string, zero string) (h1, h2 uint64) {
 	if id == HashXXH3_128 && seed == 0 {
 		r := xxh3.HashString128(key)
 		return r.Lo, r.Hi
 	}
-	return hashSlow(id, seed, []byte(key))
+	return hashSlow(id, seed, []byte(key), zero)
 }
 
-func hashSlow(id HashID, seed uint64, key []byte) (h1, h2 uint64) {
+func hashSlow(id HashID, seed uint64, key []byte, zero string) (h1, h2 uint64) {
+	if id == 0 {
+		zeroPanic(zero)
+	}
 	if id != HashXXH3_128 {
 		// A programming error: a key method was called on a filter whose
 		// pairs come from a hash this package cannot compute. Guessing a

@@ -94,8 +94,12 @@ func xxh64String(seed uint64, key string) uint64 {
 // SetHashSeed, SetSizing and UnmarshalBinary/ReadFrom must not run
 // concurrently with other use.
 //
-// The zero SBBF is not usable; create one with NewSBBF, NewSBBFBlocks or
-// NewSBBFFromParquet.
+// The zero SBBF is not usable; create one with NewSBBF, NewSBBFBlocks,
+// NewSBBFFromParquet, DecodeSBBF or DecodeParquet, or call UnmarshalBinary
+// / ReadFrom on it. On the zero value the methods that read or change bits
+// (Add, Test and their forms, the batch methods, Stats, Compatible, Union,
+// Intersect, the encoders) panic with a message naming these; the getters
+// return zeros.
 type SBBF struct {
 	bits     []uint64 // sbbfBlockWords words per block
 	blocks   uint64
@@ -305,6 +309,9 @@ func (s *SBBF) AddString(key string) bool { return s.AddHash(xxh64String(s.seed,
 // seed for keys; any well-mixed 64-bit hash if the caller always uses the
 // same one). No allocation. Safe for concurrent use.
 func (s *SBBF) AddHash(h uint64) bool {
+	if s.blocks == 0 {
+		zeroPanic(zeroSBBF)
+	}
 	if sbbfSet(sbbfBlock(s.bits, sbbfIndex(h, s.blocks)), uint32(h)) {
 		s.n.Add(1)
 		return true
@@ -345,6 +352,9 @@ func (s *SBBF) TestString(key string) bool { return s.TestHash(xxh64String(s.see
 
 // TestHash reports whether all 8 bits of hash h are set.
 func (s *SBBF) TestHash(h uint64) bool {
+	if s.blocks == 0 {
+		zeroPanic(zeroSBBF)
+	}
 	return sbbfHas(sbbfBlock(s.bits, sbbfIndex(h, s.blocks)), uint32(h))
 }
 
@@ -368,6 +378,9 @@ func (s *SBBF) TestAndAdd(key []byte) (present bool) { return !s.AddHash(xxh64(s
 //
 // Cost: one pass over the bitset. Safe for concurrent use.
 func (s *SBBF) Stats() Stats {
+	if s.blocks == 0 {
+		zeroPanic(zeroSBBF)
+	}
 	var set uint64
 	var fpr float64
 	for b := uint64(0); b < s.blocks; b++ {
@@ -400,6 +413,9 @@ func (s *SBBF) Stats() Stats {
 // Compatible returns nil if s and g can be merged (same number of blocks
 // and seed), else an error wrapping ErrIncompatible naming both values.
 func (s *SBBF) Compatible(g *SBBF) error {
+	if s.blocks == 0 || g.blocks == 0 {
+		zeroPanic(zeroSBBF)
+	}
 	switch {
 	case s.blocks != g.blocks:
 		return fmt.Errorf("%w: blocks %d != blocks %d", ErrIncompatible, s.blocks, g.blocks)

@@ -89,6 +89,9 @@ func (s *SBBF) testGroup(hs []uint64, out []bool) {
 // loads one word of each, so that all the blocks' cache misses overlap.
 func (s *SBBF) touch(g []uint64, blk *[sbbfGroup]*[4]uint64) {
 	bits, nb := s.bits, s.blocks
+	if nb == 0 {
+		zeroPanic(zeroSBBF)
+	}
 	for i, h := range g {
 		b := sbbfBlock(bits, sbbfIndex(h, nb))
 		blk[i] = b

@@ -50,6 +50,9 @@ func (s *SBBF) ParquetBitset() []byte {
 
 // AppendParquetBitset appends the raw Parquet bitset to b.
 func (s *SBBF) AppendParquetBitset(b []byte) []byte {
+	if s.blocks == 0 {
+		zeroPanic(zeroSBBF)
+	}
 	for i := range s.bits {
 		b = binary.LittleEndian.AppendUint64(b, atomic.LoadUint64(&s.bits[i]))
 	}
@@ -63,6 +66,9 @@ func (s *SBBF) AppendParquetBitset(b []byte) []byte {
 // has a nonzero seed (Parquet readers hash with seed 0) and one wrapping
 // ErrTooLarge if the bitset exceeds the 2^31−1 bytes numBytes can hold.
 func (s *SBBF) AppendParquet(b []byte) ([]byte, error) {
+	if s.blocks == 0 {
+		zeroPanic(zeroSBBF)
+	}
 	if s.seed != 0 {
 		return b, fmt.Errorf("%w: seed %#x != seed 0 of Parquet's XXH64", ErrIncompatible, s.seed)
 	}

@@ -51,8 +51,11 @@ type ScalableConfig struct {
 	// p0/4, …).
 	Tightening float64
 
-	// MinErrorRate is the floor on a sub-filter's error rate, in (0, 1); 0
-	// means DefaultMinErrorRate. Once the floor is reached every further
+	// MinErrorRate is the floor on a sub-filter's error rate, in (0, 1) and
+	// below ErrorRate (ErrInvalidParameter otherwise); 0 means
+	// DefaultMinErrorRate (which, unlike an explicit floor, is also
+	// accepted for an ErrorRate at or below it: the first sub-filter then
+	// gets the floor rate). Once the floor is reached every further
 	// sub-filter gets the floor rate, and the bound Σ p_i ≤ p0 grows by the
 	// floor per sub-filter.
 	MinErrorRate float64
@@ -77,7 +80,14 @@ type ScalableConfig struct {
 }
 
 // withDefaults validates cfg and fills in its defaults.
-func (cfg ScalableConfig) withDefaults() (ScalableConfig, error) {
+func (cfg ScalableConfig) withDefaults() (ScalableConfig, error) { return cfg.validate(true) }
+
+// validate is withDefaults; checkFloor enables the rule MinErrorRate <
+// ErrorRate for an explicit floor, which the decoder does not apply (an
+// encoding records its floor, and one written before the rule existed
+// must still load: a floor at or above the rate loses no item, it only
+// sizes sub-filters for a higher rate).
+func (cfg ScalableConfig) validate(checkFloor bool) (ScalableConfig, error) {
 	if cfg.Capacity == 0 {
 		return cfg, fmt.Errorf("%w: capacity must be at least 1, got 0", ErrInvalidParameter)
 	}
@@ -90,11 +100,18 @@ func (cfg ScalableConfig) withDefaults() (ScalableConfig, error) {
 	if !(cfg.Tightening > 0 && cfg.Tightening < 1) {
 		return cfg, fmt.Errorf("%w: tightening ratio must be in (0, 1), got %v", ErrInvalidParameter, cfg.Tightening)
 	}
-	if cfg.MinErrorRate == 0 {
+	explicitFloor := cfg.MinErrorRate != 0
+	if !explicitFloor {
 		cfg.MinErrorRate = DefaultMinErrorRate
 	}
 	if !(cfg.MinErrorRate > 0 && cfg.MinErrorRate < 1) {
 		return cfg, fmt.Errorf("%w: minimum error rate must be in (0, 1), got %v", ErrInvalidParameter, cfg.MinErrorRate)
+	}
+	if checkFloor && explicitFloor && cfg.MinErrorRate >= cfg.ErrorRate {
+		// A floor at or above the target would give the first sub-filter
+		// the floor's rate, not the target (MinErrorRate 0.5 with
+		// ErrorRate 0.01 made a filter with a 48 % false-positive rate).
+		return cfg, fmt.Errorf("%w: minimum error rate %v must be below the error rate %v", ErrInvalidParameter, cfg.MinErrorRate, cfg.ErrorRate)
 	}
 	if cfg.HashID == 0 {
 		cfg.HashID = HashXXH3_128
@@ -127,6 +144,13 @@ type Link struct {
 // Concurrency: Scalable is not safe for concurrent use when any goroutine
 // modifies it (Add*, UnmarshalBinary); the caller must lock. Concurrent
 // read-only use (Test*, N, Links, encoding) is safe.
+//
+// The zero Scalable is not usable (it has no sub-filter and no
+// configuration): create one with NewScalable, RestoreScalable or
+// DecodeScalable, or call UnmarshalBinary / ReadFrom on it. On the zero
+// value Add, Test and their forms, EstimatedFPR and the encoders panic with
+// a message naming these; N, Capacity, NumLinks, Links and SizeBytes
+// return zeros.
 type Scalable struct {
 	cfg   ScalableConfig
 	links []Link
@@ -184,13 +208,13 @@ func (s *Scalable) newLink(capacity uint64, p float64) (Link, error) {
 
 // Add inserts key (hashed with the configured hash) as AddHash does.
 func (s *Scalable) Add(key []byte) (bool, error) {
-	h1, h2 := keyHash(s.cfg.HashID, s.cfg.HashSeed, key)
+	h1, h2 := keyHash(s.cfg.HashID, s.cfg.HashSeed, key, zeroScalable)
 	return s.AddHash(h1, h2)
 }
 
 // AddString is Add for a string key.
 func (s *Scalable) AddString(key string) (bool, error) {
-	h1, h2 := keyHashString(s.cfg.HashID, s.cfg.HashSeed, key)
+	h1, h2 := keyHashString(s.cfg.HashID, s.cfg.HashSeed, key, zeroScalable)
 	return s.AddHash(h1, h2)
 }
 
@@ -214,6 +238,9 @@ func (s *Scalable) AddString(key string) (bool, error) {
 // link, newest first, then the newest sub-filter is set. Not safe for
 // concurrent use.
 func (s *Scalable) AddHash(h1, h2 uint64) (added bool, err error) {
+	if len(s.links) == 0 {
+		zeroPanic(zeroScalable)
+	}
 	last := &s.links[len(s.links)-1]
 	room := last.Filter.N() < last.Capacity
 	if len(s.links) == 1 && room {
@@ -249,19 +276,22 @@ func (s *Scalable) AddHash(h1, h2 uint64) (added bool, err error) {
 // any sub-filter has all its bits set. Cost: one hash plus up to Σ k probes;
 // no allocation.
 func (s *Scalable) Test(key []byte) bool {
-	h1, h2 := keyHash(s.cfg.HashID, s.cfg.HashSeed, key)
+	h1, h2 := keyHash(s.cfg.HashID, s.cfg.HashSeed, key, zeroScalable)
 	return s.TestHash(h1, h2)
 }
 
 // TestString is Test for a string key.
 func (s *Scalable) TestString(key string) bool {
-	h1, h2 := keyHashString(s.cfg.HashID, s.cfg.HashSeed, key)
+	h1, h2 := keyHashString(s.cfg.HashID, s.cfg.HashSeed, key, zeroScalable)
 	return s.TestHash(h1, h2)
 }
 
 // TestHash reports whether any sub-filter has all bits of (h1, h2) set,
 // checking the newest (largest) first. No allocation.
 func (s *Scalable) TestHash(h1, h2 uint64) bool {
+	if len(s.links) == 0 {
+		zeroPanic(zeroScalable)
+	}
 	for i := len(s.links) - 1; i >= 0; i-- {
 		if s.links[i].Filter.TestHash(h1, h2) {
 			return true
@@ -309,6 +339,9 @@ func (s *Scalable) SizeBytes() uint64 { return s.bytes }
 // EstimatedFPR returns the estimated compound false-positive rate
 // 1 − Π(1 − fill_i^k_i) over the sub-filters. Cost: one pass over all bits.
 func (s *Scalable) EstimatedFPR() float64 {
+	if len(s.links) == 0 {
+		zeroPanic(zeroScalable)
+	}
 	q := 1.0
 	for _, l := range s.links {
 		q *= 1 - l.Filter.Stats().EstimatedFPR

@@ -47,8 +47,10 @@ const MaxStableCellBits = 8
 // cells and the random state and must not run concurrently with any other
 // use (the caller locks).
 //
-// The zero Stable is not usable; create one with NewStable or
-// NewStableWithParams.
+// The zero Stable is not usable; create one with NewStable,
+// NewStableWithParams or DecodeStable, or call UnmarshalBinary / ReadFrom
+// on it. On the zero value Add, Test and their forms, Stats and the
+// encoders panic with a message naming these; the getters return zeros.
 type Stable struct {
 	words   []uint64
 	m       uint64 // cells
@@ -230,18 +232,21 @@ func (s *Stable) cell(x uint64) uint64 {
 // sequential and k random cell writes; no allocation. Not safe for
 // concurrent use.
 func (s *Stable) Add(key []byte) {
-	h1, h2 := keyHash(s.hashID, s.seed, key)
+	h1, h2 := keyHash(s.hashID, s.seed, key, zeroStable)
 	s.AddHash(h1, h2)
 }
 
 // AddString is Add for a string key.
 func (s *Stable) AddString(key string) {
-	h1, h2 := keyHashString(s.hashID, s.seed, key)
+	h1, h2 := keyHashString(s.hashID, s.seed, key, zeroStable)
 	s.AddHash(h1, h2)
 }
 
 // AddHash is Add for a hash pair.
 func (s *Stable) AddHash(h1, h2 uint64) {
+	if s.m == 0 {
+		zeroPanic(zeroStable)
+	}
 	s.decrement()
 	w, m, per, d, mx := s.words, s.m, s.perWord, s.d, s.max
 	for i := s.k; i > 0; i-- {
@@ -282,13 +287,13 @@ func (s *Stable) decrement() {
 // positive, with probability about StablePointFPR for an item never seen.
 // No allocation; safe concurrently with other Tests.
 func (s *Stable) Test(key []byte) bool {
-	h1, h2 := keyHash(s.hashID, s.seed, key)
+	h1, h2 := keyHash(s.hashID, s.seed, key, zeroStable)
 	return s.TestHash(h1, h2)
 }
 
 // TestString is Test for a string key.
 func (s *Stable) TestString(key string) bool {
-	h1, h2 := keyHashString(s.hashID, s.seed, key)
+	h1, h2 := keyHashString(s.hashID, s.seed, key, zeroStable)
 	return s.TestHash(h1, h2)
 }
 
@@ -296,6 +301,9 @@ func (s *Stable) TestString(key string) bool {
 // possible for old items).
 func (s *Stable) TestHash(h1, h2 uint64) bool {
 	w, m, per, d, mx := s.words, s.m, s.perWord, uint64(s.d), s.max
+	if m == 0 || per == 0 { // the zero Stable; also lets the compiler drop its divide checks
+		zeroPanic(zeroStable)
+	}
 	for i := s.k; i > 0; i-- {
 		x := h1 % m
 		if w[x/per]>>(x%per*d)&mx == 0 {
@@ -310,7 +318,7 @@ func (s *Stable) TestHash(h1, h2 uint64) bool {
 // negatives for old items) and then adds it: the duplicate-detection step
 // of Deng & Rafiei. Not safe for concurrent use.
 func (s *Stable) TestAndAdd(key []byte) (seenRecently bool) {
-	h1, h2 := keyHash(s.hashID, s.seed, key)
+	h1, h2 := keyHash(s.hashID, s.seed, key, zeroStable)
 	seenRecently = s.TestHash(h1, h2)
 	s.AddHash(h1, h2)
 	return seenRecently
@@ -324,6 +332,9 @@ func (s *Stable) TestAndAdd(key []byte) (seenRecently bool) {
 // of this fill would hold; +Inf when no cell is 0), Capacity 0 (unbounded)
 // and TargetP. Cost: one pass over the cells.
 func (s *Stable) Stats() Stats {
+	if s.m == 0 {
+		zeroPanic(zeroStable)
+	}
 	var set uint64
 	for x := uint64(0); x < s.m; {
 		w := s.words[x/s.perWord]

@@ -68,6 +68,13 @@ type Config struct {
 // Filter is a cuckoo filter (Fan, Andersen, Kaminsky & Mitzenmacher 2014)
 // made of one or more sub-filters. See the package documentation.
 //
+// The zero Filter is not usable: create one with New, NewWithConfig,
+// Restore or Decode, or call UnmarshalBinary / ReadFrom on it. On the zero
+// value, every method that reads or changes the tables (Insert, Lookup,
+// Count, Delete, Compact, SubFilters, Stats, the table access and the
+// encoders) panics with a message naming them; the counters (Items,
+// Deletes, SizeBytes) and Config, HashID and Seed return zeros.
+//
 // A Filter is not safe for concurrent use when any goroutine modifies it
 // (Insert, Delete, Compact, WriteTableAt, UnmarshalBinary, ReadFrom);
 // read-only methods (Lookup, Count, Stats, encoding) may run concurrently
@@ -88,6 +95,20 @@ type Filter struct {
 
 	c8  *core[uint8] // exactly one of c8, c16 is set
 	c16 *core[uint16]
+}
+
+// zeroFilter is the panic message of a method that needs the tables,
+// called on the zero Filter.
+const zeroFilter = "cuckoo: method called on a zero Filter, which is not usable: create it with New, NewWithConfig, Restore or Decode (or UnmarshalBinary into it)"
+
+// core16 returns the 16-bit core, the one in use when c8 is nil; on the
+// zero Filter (neither set) it panics with zeroFilter instead of a nil
+// dereference. The check costs one predictable branch.
+func (f *Filter) core16() *core[uint16] {
+	if f.c16 == nil {
+		panic(zeroFilter)
+	}
+	return f.c16
 }
 
 // nextPow2 returns the smallest power of two ≥ n (0 stays 0), as
@@ -370,7 +391,7 @@ func (f *Filter) SubFilters() int {
 	if f.c8 != nil {
 		return len(f.c8.subs)
 	}
-	return len(f.c16.subs)
+	return len(f.core16().subs)
 }
 
 // SubFilterBuckets returns the bucket count of sub-filter i (0 = oldest),
@@ -382,7 +403,7 @@ func (f *Filter) SubFilterBuckets(i int) uint64 {
 	if f.c8 != nil {
 		return f.c8.subs[i].buckets()
 	}
-	return f.c16.subs[i].buckets()
+	return f.core16().subs[i].buckets()
 }
 
 // TableBytes returns the size in bytes of sub-filter i's table (buckets ·
@@ -416,7 +437,7 @@ func (f *Filter) InsertHash(h uint64) error {
 			ok = f.c8.placeAny(h, fp) || f.c8.kick(h, fp, f.maxKicks)
 		} else {
 			fp := fp16(h)
-			ok = f.c16.placeAny(h, fp) || f.c16.kick(h, fp, f.maxKicks)
+			ok = f.core16().placeAny(h, fp) || f.core16().kick(h, fp, f.maxKicks)
 		}
 		if ok {
 			f.items++
@@ -464,7 +485,7 @@ func (f *Filter) LookupHash(h uint64) bool {
 	if f.c8 != nil {
 		return f.c8.lookup(h, fp8(h))
 	}
-	return f.c16.lookup(h, fp16(h))
+	return f.core16().lookup(h, fp16(h))
 }
 
 // Lookup reports whether key may be in the filter (see LookupHash).
@@ -495,7 +516,7 @@ func (f *Filter) CountHash(h uint64) uint64 {
 	if f.c8 != nil {
 		return f.c8.count(h, fp8(h))
 	}
-	return f.c16.count(h, fp16(h))
+	return f.core16().count(h, fp16(h))
 }
 
 // Count is CountHash for key.
@@ -513,7 +534,7 @@ func (f *Filter) DeleteHash(h uint64) bool {
 	if f.c8 != nil {
 		ok = f.c8.remove(h, fp8(h))
 	} else {
-		ok = f.c16.remove(h, fp16(h))
+		ok = f.core16().remove(h, fp16(h))
 	}
 	if ok {
 		f.items--
@@ -546,7 +567,7 @@ func (f *Filter) compact(stop bool) {
 	if f.c8 != nil {
 		f.c8.compact(stop)
 	} else {
-		f.c16.compact(stop)
+		f.core16().compact(stop)
 	}
 	f.bytes = 0
 	for i := range f.SubFilters() {
@@ -592,7 +613,7 @@ func (f *Filter) Stats() Stats {
 		if f.c8 != nil {
 			used = f.c8.subs[i].used
 		} else {
-			used = f.c16.subs[i].used
+			used = f.core16().subs[i].used
 		}
 		slots := nb * uint64(f.bucketSize)
 		s.Buckets += nb
@@ -633,7 +654,7 @@ func (f *Filter) ReadTableAt(i int, dst []byte, off uint64) int {
 	if f.c8 != nil {
 		return copy(dst, f.c8.subs[i].data[off:])
 	}
-	data := f.c16.subs[i].data
+	data := f.core16().subs[i].data
 	n := min(uint64(len(dst)), f.TableBytes(i)-off)
 	for k := uint64(0); k < n; k++ {
 		b := off + k
@@ -664,7 +685,7 @@ func (f *Filter) WriteTableAt(i int, src []byte, off uint64) error {
 		}
 		return nil
 	}
-	s := &f.c16.subs[i]
+	s := &f.core16().subs[i]
 	for k, v := range src {
 		b := off + uint64(k)
 		p := &s.data[b/2]
@@ -688,7 +709,7 @@ func (f *Filter) Clone() *Filter {
 	if f.c8 != nil {
 		g.c8 = f.c8.clone()
 	} else {
-		g.c16 = f.c16.clone()
+		g.c16 = f.core16().clone()
 	}
 	return &g
 }
@@ -704,5 +725,5 @@ func (f *Filter) Equal(g *Filter) bool {
 	if f.c8 != nil {
 		return f.c8.equal(g.c8)
 	}
-	return f.c16.equal(g.c16)
+	return f.core16().equal(g.c16)
 }

@@ -75,5 +75,8 @@ func (f *Filter) hashString(key string) uint64 {
 // this package cannot compute: guessing a hash would create false
 // negatives, so the call is refused loudly (a programming error).
 func (f *Filter) hashPanic() string {
+	if f.c8 == nil && f.c16 == nil {
+		return zeroFilter
+	}
 	return fmt.Sprintf("cuckoo: key method called on a filter with hash ID %d (%v); compute the hash and use the *Hash methods (see CanHashKeys)", uint16(f.hashID), f.hashID)
 }

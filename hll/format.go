@@ -39,6 +39,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // returns exactly Redis's string for this sketch (sparse or dense, cache
 // bytes included); at other precisions probly's versioned format.
 func (s *Sketch) MarshalBinary() ([]byte, error) {
+	s.ready()
 	if s.l.p == redisP {
 		return append([]byte(nil), s.b...), nil
 	}

@@ -111,8 +111,13 @@ func StandardError(precision uint8) float64 {
 	return 1.04 / math.Sqrt(float64(uint64(1)<<precision))
 }
 
-// Sketch is a HyperLogLog sketch. The zero value is not usable; call New.
-// It is not safe for concurrent use (see the package documentation).
+// Sketch is a HyperLogLog sketch. It is not safe for concurrent use (see
+// the package documentation).
+//
+// The zero value is an empty sketch of DefaultPrecision (14, Redis's),
+// the same as New(DefaultPrecision) returns: every method works on it, and
+// its string (a few bytes while sparse) is allocated by the first method
+// that needs it. Use New for another precision.
 type Sketch struct {
 	l         *params
 	b         []byte // the Redis-layout string
@@ -150,17 +155,35 @@ func New(precision uint8) (*Sketch, error) {
 // sparse representation is promoted to dense, like Redis's
 // hll-sparse-max-bytes (default 3000 at precision 14). n ≤ 0 means "always
 // dense on the first change". A dense sketch never returns to sparse.
-func (s *Sketch) SetSparseMaxBytes(n int) { s.sparseMax = max(n, 0) }
+func (s *Sketch) SetSparseMaxBytes(n int) {
+	s.ready()
+	s.sparseMax = max(n, 0)
+}
+
+// ready makes the zero Sketch an empty sketch of DefaultPrecision (see
+// Sketch); on any other sketch it does nothing.
+func (s *Sketch) ready() {
+	if s.l == nil {
+		s.l = paramTable[DefaultPrecision]
+		s.b = newSparse(s.l)
+		s.sparseMax = s.l.sparseMax
+	}
+}
 
 // Precision returns p (m = 2^p registers).
-func (s *Sketch) Precision() uint8 { return s.l.p }
+func (s *Sketch) Precision() uint8 {
+	if s.l == nil {
+		return DefaultPrecision
+	}
+	return s.l.p
+}
 
 // Add adds an element (hashed with MurmurHash64A, seed 0xadc83b19) and
 // reports whether a register changed. At precision 14 this is exactly
 // "PFADD key element".
 func (s *Sketch) Add(elem []byte) bool {
 	h := Hash(elem)
-	if b := s.b; b[4] == encDense {
+	if b := s.b; len(b) > 4 && b[4] == encDense { // len: the zero Sketch, and no bounds check
 		return denseAdd(s.l, b, h)
 	}
 	return s.AddHash(h)
@@ -173,9 +196,10 @@ func (s *Sketch) AddString(elem string) bool { return s.AddHash(Hash([]byte(elem
 // register, the run of zeros above them gives its value. It reports
 // whether a register changed.
 func (s *Sketch) AddHash(h uint64) bool {
-	if b := s.b; b[4] == encDense {
+	if b := s.b; len(b) > 4 && b[4] == encDense { // len: the zero Sketch, and no bounds check
 		return denseAdd(s.l, b, h)
 	}
+	s.ready()
 	index, count := patLen(s.l, h)
 	b, changed, err := setRegister(s.l, s.b, index, count, s.sparseMax)
 	if err != nil {
@@ -194,6 +218,7 @@ func (s *Sketch) AddHash(h uint64) bool {
 // cached value when it is valid, and otherwise computes the estimate and
 // caches it in the header (so Count writes to the sketch).
 func (s *Sketch) Count() uint64 {
+	s.ready()
 	if cacheValid(s.b) {
 		return readCache(s.b)
 	}
@@ -209,6 +234,11 @@ func (s *Sketch) Count() uint64 {
 // register becomes the larger of the two. s becomes dense if either is
 // dense. Errors: ErrPrecision if the precisions differ (s is unchanged).
 func (s *Sketch) Merge(o *Sketch) error {
+	s.ready()
+	if o.l == nil { // the zero Sketch: an empty one of DefaultPrecision
+		o = new(Sketch)
+		o.ready()
+	}
 	if o.l.p != s.l.p {
 		return fmt.Errorf("%w: cannot merge precision %d into precision %d", ErrPrecision, o.l.p, s.l.p)
 	}
@@ -230,6 +260,7 @@ func (s *Sketch) Clone() *Sketch {
 
 // Registers returns the register values, one byte each (m bytes).
 func (s *Sketch) Registers() []uint8 {
+	s.ready()
 	regs := make([]uint8, s.l.m)
 	mergeInto(s.l, s.b, regs)
 	return regs
@@ -238,6 +269,7 @@ func (s *Sketch) Registers() []uint8 {
 // Stats reports the sketch's parameters, size and estimate. It does not
 // write the cache.
 func (s *Sketch) Stats() Stats {
+	s.ready()
 	est := readCache(s.b)
 	if !cacheValid(s.b) {
 		est, _ = countString(s.l, s.b)

@@ -18,9 +18,16 @@
 // a packed little-endian header followed by the raw link bit arrays, and a
 // snapshot encoding built from the same pieces (see MarshalBinary).
 //
-// Memory: Σ link bytes plus ~100 bytes per link. Every allocation is
-// bounded by a per-filter byte budget (the Budget argument of New and the
-// decoders); headers that ask for more are refused before allocating.
+// Memory: MemoryUsage counts what a chain really holds on the Go heap:
+// each link's bit array rounded up to its allocation size
+// (keyspace.HeapSize), plus LinkOverhead bytes per link (the link's
+// bloom.Filter and its slots in the chain's slices) and ChainOverhead
+// bytes per chain. The per-filter byte budget (the budget argument of New
+// and the decoders) bounds that total, not only the bit arrays: a header
+// declaring a million 8-byte links is charged about 170 MB, not 8 MB, and
+// is refused by the default 128 MiB budget. Every allocation is checked
+// against the budget before it is made; growth (AddReserve) also asks the
+// caller's reservation first.
 //
 // Concurrency: a Chain is not safe for concurrent mutation; the keyspace's
 // per-key lock serializes commands. Read-only methods may run concurrently
@@ -30,7 +37,9 @@ package redisbloom
 import (
 	"errors"
 	"math"
+	"math/bits"
 	"strconv"
+	"unsafe"
 
 	"github.com/probly/probly/bloom"
 	"github.com/probly/probly/internal/hashing"
@@ -69,6 +78,9 @@ const (
 	ErrBadData            Error = "ERR received bad data"
 	ErrNoLink             Error = "ERR invalid offset - no link found"
 	ErrChunkTooBig        Error = "ERR invalid chunk - Too big for current filter"
+	// ErrOOM is returned by AddReserve when the caller's reservation
+	// refuses a new link: Redis's maxmemory reply.
+	ErrOOM Error = "OOM command not allowed when used memory > 'maxmemory'."
 )
 
 // MaxScanDumpChunk is the largest data chunk BF.SCANDUMP returns
@@ -95,7 +107,25 @@ type Chain struct {
 	meta    []linkMeta // one per link, same order
 	options uint32
 	growth  uint32
+	heap    uint64 // Σ keyspace.HeapSize(link bytes)
+	// The newest link, for the growth check of AddHashReserve (the
+	// Scalable only hands out copies of its link list).
+	last     *bloom.Filter
+	lastCap  uint64
+	lastRate float64
 }
+
+// LinkOverhead is the heap bytes a link costs besides its bit array: its
+// bloom.Filter (rounded to its allocation size) and, counted twice for
+// the spare capacity append leaves, its slots in the chain's link and
+// metadata slices.
+var LinkOverhead = keyspace.HeapSize(uint64(unsafe.Sizeof(*(*bloom.Filter)(nil)))) +
+	2*uint64(unsafe.Sizeof(bloom.Link{})+unsafe.Sizeof(linkMeta{}))
+
+// ChainOverhead is the heap bytes of a chain besides its links: the Chain
+// and its bloom.Scalable.
+var ChainOverhead = keyspace.HeapSize(uint64(unsafe.Sizeof(Chain{}))) +
+	keyspace.HeapSize(uint64(unsafe.Sizeof(*(*bloom.Scalable)(nil))))
 
 var _ keyspace.Value = (*Chain)(nil)
 
@@ -114,16 +144,17 @@ func scalableConfig(p Params, budget uint64) bloom.ScalableConfig {
 	return cfg
 }
 
-// New creates an empty chain with one link. budget bounds the total bytes
-// of all links, now and when the chain grows (0 = DefaultBudget). Errors:
+// New creates an empty chain with one link. budget bounds the chain's
+// MemoryUsage, now and when it grows (0 = DefaultBudget). Errors:
 // ErrInsufficientMemory if the first link does not fit the budget (or
-// bloom.MaxBits), ErrCouldNotCreate for invalid parameters.
+// bloom.MaxBits), ErrCouldNotCreate for invalid parameters. Nothing is
+// allocated when it fails.
 func New(p Params, budget uint64) (*Chain, error) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	if !p.NonScaling && p.Expansion == 0 {
-		return nil, ErrCouldNotCreate
+	if _, err := newSize(p, budget); err != nil {
+		return nil, err
 	}
 	sc, err := bloom.NewScalable(scalableConfig(p, budget))
 	if err != nil {
@@ -141,15 +172,48 @@ func New(p Params, budget uint64) (*Chain, error) {
 	return c, nil
 }
 
-// syncMeta records bpe for links the Scalable appended.
+// newSize returns the MemoryUsage of the chain New(p, budget) creates, or
+// the error New returns, without allocating. budget is not 0.
+func newSize(p Params, budget uint64) (uint64, error) {
+	if (!p.NonScaling && p.Expansion == 0) || p.Capacity == 0 || !(p.ErrorRate > 0 && p.ErrorRate < 1) {
+		return 0, ErrCouldNotCreate
+	}
+	rate := p.ErrorRate
+	if !p.NonScaling {
+		rate *= 1 - tightening
+	}
+	rate = max(rate, bloom.DefaultMinErrorRate)
+	_, _, bytes, _, err := LinkSize(p.Capacity, rate)
+	if err != nil {
+		if errors.Is(err, bloom.ErrTooLarge) {
+			return 0, ErrInsufficientMemory
+		}
+		return 0, ErrCouldNotCreate
+	}
+	if mem := memoryUsage(keyspace.HeapSize(bytes), 1); mem <= budget {
+		return mem, nil
+	}
+	return 0, ErrInsufficientMemory
+}
+
+// syncMeta records bpe and heap bytes for links the Scalable appended and
+// refreshes the newest-link fields.
 func (c *Chain) syncMeta() {
-	if c.sc.NumLinks() == len(c.meta) {
+	if c.sc.NumLinks() == len(c.meta) && c.last != nil {
 		return
 	}
 	links := c.sc.Links()
 	for _, l := range links[len(c.meta):] {
 		c.meta = append(c.meta, linkMeta{bpe: BPE(l.ErrorRate)})
+		c.heap += keyspace.HeapSize(l.Filter.SizeBytes())
 	}
+	c.setLast(links)
+}
+
+// setLast records the newest of links (the chain's own, in order).
+func (c *Chain) setLast(links []bloom.Link) {
+	l := links[len(links)-1]
+	c.last, c.lastCap, c.lastRate = l.Filter, l.Capacity, l.ErrorRate
 }
 
 // Add inserts item and reports whether it was new (RedisBloom's BF.ADD 1).
@@ -157,11 +221,40 @@ func (c *Chain) syncMeta() {
 // new link cannot be allocated (budget exceeded).
 func (c *Chain) Add(item []byte) (bool, error) {
 	a, b := hashing.RedisBloomPair(item)
-	return c.AddHash(a, b)
+	return c.AddHashReserve(a, b, nil)
 }
 
 // AddHash is Add for a precomputed RedisBloomPair.
-func (c *Chain) AddHash(a, b uint64) (bool, error) {
+func (c *Chain) AddHash(a, b uint64) (bool, error) { return c.AddHashReserve(a, b, nil) }
+
+// AddReserve is Add for a live command under a memory limit: when the item
+// needs a new link, reserve (if not nil) is first asked for the bytes the
+// link adds to MemoryUsage (GrowthSize), and if it refuses AddReserve
+// returns ErrOOM and changes nothing. reserve must not block: it runs
+// under the caller's key lock.
+func (c *Chain) AddReserve(item []byte, reserve func(n uint64) bool) (bool, error) {
+	a, b := hashing.RedisBloomPair(item)
+	return c.AddHashReserve(a, b, reserve)
+}
+
+// AddHashReserve is AddReserve for a precomputed RedisBloomPair. Cost
+// beyond AddHash's: one comparison, and on the rare add that grows the
+// chain one test of every link and the new link's sizing.
+func (c *Chain) AddHashReserve(a, b uint64, reserve func(n uint64) bool) (bool, error) {
+	if c.last.N() >= c.lastCap && c.options&OptNoScaling == 0 {
+		// The newest link is full: an item found in no link makes the
+		// chain grow. Size and admit the link before bloom allocates it.
+		if c.sc.TestHash(a, b) {
+			return false, nil
+		}
+		n, err := c.GrowthSize()
+		if err != nil {
+			return false, err
+		}
+		if reserve != nil && !reserve(n) {
+			return false, ErrOOM
+		}
+	}
 	added, err := c.sc.AddHash(a, b)
 	if err != nil {
 		if errors.Is(err, bloom.ErrFull) {
@@ -171,6 +264,31 @@ func (c *Chain) AddHash(a, b uint64) (bool, error) {
 	}
 	c.syncMeta()
 	return added, nil
+}
+
+// GrowthSize returns the bytes the chain's next link would add to
+// MemoryUsage (its bit array's heap size plus LinkOverhead), and
+// ErrProblemInserting if that link cannot be made: its capacity overflows,
+// its sizing fails, or the chain would exceed its budget. Non-scaling
+// chains return ErrFull.
+func (c *Chain) GrowthSize() (uint64, error) {
+	if c.options&OptNoScaling != 0 {
+		return 0, ErrFull
+	}
+	hi, capacity := bits.Mul64(c.lastCap, uint64(c.growth))
+	if hi != 0 {
+		return 0, ErrProblemInserting
+	}
+	cfg := c.sc.Config()
+	_, _, bytes, _, err := LinkSize(capacity, max(c.lastRate*cfg.Tightening, cfg.MinErrorRate))
+	if err != nil {
+		return 0, ErrProblemInserting
+	}
+	n := keyspace.HeapSize(bytes) + LinkOverhead
+	if mem := c.MemoryUsage(); n > cfg.MaxBytes || mem > cfg.MaxBytes-n {
+		return 0, ErrProblemInserting
+	}
+	return n, nil
 }
 
 // Exists reports whether item may be in the chain.
@@ -258,28 +376,36 @@ func FormatG(x float64) string {
 // TypeName implements keyspace.Value.
 func (c *Chain) TypeName() string { return TypeName }
 
-// MemoryUsage implements keyspace.Value: bit arrays plus bookkeeping.
-func (c *Chain) MemoryUsage() uint64 { return memoryUsage(c.sc.SizeBytes(), c.sc.NumLinks()) }
+// MemoryUsage implements keyspace.Value: the heap bytes of the bit arrays
+// (each rounded up to its allocation size) plus LinkOverhead per link and
+// ChainOverhead. O(1).
+func (c *Chain) MemoryUsage() uint64 { return memoryUsage(c.heap, len(c.meta)) }
 
-// memoryUsage is MemoryUsage of a chain with these bit-array bytes and
-// links.
-func memoryUsage(bytes uint64, links int) uint64 { return bytes + 160 + 120*uint64(links) }
+// memoryUsage is MemoryUsage of a chain whose bit arrays take heap bytes
+// in links links.
+func memoryUsage(heap uint64, links int) uint64 {
+	return ChainOverhead + heap + LinkOverhead*uint64(links)
+}
 
 // Clone implements keyspace.Value (a deep copy).
 func (c *Chain) Clone() keyspace.Value { return c.CloneChain() }
 
 // CloneChain returns a deep copy of c.
 func (c *Chain) CloneChain() *Chain {
-	return &Chain{
+	d := &Chain{
 		sc:      c.sc.Clone(),
 		meta:    append([]linkMeta(nil), c.meta...),
 		options: c.options,
 		growth:  c.growth,
+		heap:    c.heap,
 	}
+	d.setLast(d.sc.Links())
+	return d
 }
 
-// SetBudget replaces the budget that future growth must fit (0 =
-// DefaultBudget). Links already present are kept even if they exceed it.
+// SetBudget replaces the budget (on MemoryUsage) that future growth must
+// fit (0 = DefaultBudget). Links already present are kept even if they
+// exceed it.
 func (c *Chain) SetBudget(b uint64) {
 	if b == 0 {
 		b = DefaultBudget

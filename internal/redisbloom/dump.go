@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/probly/probly/bloom"
+	"github.com/probly/probly/internal/keyspace"
 )
 
 // SCANDUMP header layout (spec §1.4), little-endian and packed:
@@ -53,7 +54,7 @@ type headerLinkInfo struct {
 }
 
 type parsedHeader struct {
-	size, totalBytes        uint64
+	size, totalBytes, heap  uint64 // heap: Σ keyspace.HeapSize(link bytes)
 	options, growth, nlinks uint32
 	links                   []headerLinkInfo
 }
@@ -71,7 +72,10 @@ type parsedHeader struct {
 //     when n2 > 0, equal to 2^n2, so positions mod bits are RedisBloom's;
 //   - entries ≥ 1, hashes ≤ bloom.MaxK, bits ≤ bloom.MaxBits;
 //   - a scaling chain must have growth ≥ 1;
-//   - Σ link bytes must fit the budget.
+//   - the chain's MemoryUsage (bit arrays at their heap size plus
+//     LinkOverhead per link) must fit the budget. A header whose link
+//     count alone cannot fit is refused before anything proportional to
+//     it is allocated.
 func parseHeader(data []byte, budget uint64) (*parsedHeader, error) {
 	if len(data) < headerFixed {
 		return nil, ErrBadData
@@ -90,6 +94,10 @@ func parseHeader(data []byte, budget uint64) (*parsedHeader, error) {
 		return nil, ErrBadData
 	}
 	if h.options&OptNoScaling == 0 && h.growth == 0 {
+		return nil, ErrBadData
+	}
+	// Every link takes at least LinkOverhead plus an 8-byte bit array.
+	if memoryUsage(8*uint64(h.nlinks), int(h.nlinks)) > budget {
 		return nil, ErrBadData
 	}
 	h.links = make([]headerLinkInfo, h.nlinks)
@@ -128,6 +136,12 @@ func parseHeader(data []byte, budget uint64) (*parsedHeader, error) {
 		if h.totalBytes, c = bits.Add64(h.totalBytes, l.bytes, 0); c != 0 || h.totalBytes > budget {
 			return nil, ErrBadData
 		}
+		if h.heap, c = bits.Add64(h.heap, keyspace.HeapSize(l.bytes), 0); c != 0 || h.heap > budget {
+			return nil, ErrBadData
+		}
+	}
+	if memoryUsage(h.heap, int(h.nlinks)) > budget {
+		return nil, ErrBadData
 	}
 	if sumSize != h.size {
 		return nil, ErrBadData
@@ -169,13 +183,16 @@ func (h *parsedHeader) build(budget uint64) (*Chain, error) {
 	if err != nil {
 		return nil, ErrBadData
 	}
-	return &Chain{sc: sc, meta: meta, options: h.options, growth: h.growth}, nil
+	c := &Chain{sc: sc, meta: meta, options: h.options, growth: h.growth, heap: h.heap}
+	c.setLast(links)
+	return c, nil
 }
 
 // DecodeHeader builds an empty chain (all bits zero, counts from the
 // header) from a SCANDUMP header, as BF.LOADCHUNK key 1 does on a missing
-// key. Everything is validated before anything is allocated; the total
-// size must fit budget (0 = DefaultBudget). Every error is ErrBadData.
+// key. Everything is validated before anything is allocated; the chain's
+// MemoryUsage must fit budget (0 = DefaultBudget). Every error is
+// ErrBadData.
 func DecodeHeader(data []byte, budget uint64) (*Chain, error) {
 	if budget == 0 {
 		budget = DefaultBudget

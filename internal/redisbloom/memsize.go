@@ -1,7 +1,5 @@
 package redisbloom
 
-import "github.com/probly/probly/bloom"
-
 // NewMemoryUsage returns the MemoryUsage of the chain New(p, budget) would
 // create, without allocating it, and false if New would fail. It follows
 // New's sizing: one link of p.Capacity entries at the error rate
@@ -11,19 +9,8 @@ func NewMemoryUsage(p Params, budget uint64) (uint64, bool) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	if !p.NonScaling && p.Expansion == 0 {
-		return 0, false
-	}
-	rate := p.ErrorRate
-	if !p.NonScaling {
-		rate *= 1 - tightening
-	}
-	rate = max(rate, bloom.DefaultMinErrorRate)
-	_, _, bytes, _, err := LinkSize(p.Capacity, rate)
-	if err != nil || bytes > budget {
-		return 0, false
-	}
-	return memoryUsage(bytes, 1), true
+	n, err := newSize(p, budget)
+	return n, err == nil
 }
 
 // HeaderMemoryUsage returns the MemoryUsage of the chain DecodeHeader
@@ -37,7 +24,7 @@ func HeaderMemoryUsage(data []byte, budget uint64) (uint64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	return memoryUsage(h.totalBytes, int(h.nlinks)), true
+	return memoryUsage(h.heap, int(h.nlinks)), true
 }
 
 // tightening is RedisBloom's ERROR_TIGHTENING_RATIO: each new link's

@@ -54,7 +54,7 @@ func (c *Chain) MarshalBinary() ([]byte, error) {
 }
 
 // UnmarshalChain decodes a snapshot made by MarshalBinary. budget bounds
-// the chain's total bytes (0 = DefaultBudget) and becomes the chain's
+// the chain's MemoryUsage (0 = DefaultBudget) and becomes the chain's
 // growth budget. Every error is ErrBadData; nothing is allocated beyond
 // len(data) before the input is fully validated.
 func UnmarshalChain(data []byte, budget uint64) (*Chain, error) {

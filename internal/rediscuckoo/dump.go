@@ -2,8 +2,10 @@ package rediscuckoo
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/probly/probly/cuckoo"
+	"github.com/probly/probly/internal/keyspace"
 )
 
 // HeaderSize is the length of the CF.SCANDUMP header: packed,
@@ -29,8 +31,8 @@ func (c *Filter) Header() []byte {
 // DecodeHeader builds an empty filter (all slots empty, counters from the
 // header) from a CF.SCANDUMP header, as CF.LOADCHUNK key 1 does on a
 // missing key. Errors: ErrInvalidHeader if data is not 38 bytes,
-// ErrBadHeader if a field is invalid or the tables would not fit budget
-// (0 = DefaultBudget); nothing is allocated before the header is validated
+// ErrBadHeader if a field is invalid or the filter's MemoryUsage would not
+// fit budget (0 = DefaultBudget); nothing is allocated before the header is validated
 // and sized. Rules: bucketSize 1 … 255, numFilters 1 … maxFilters,
 // maxIterations ≥ 1, expansion 0 or a power of two ≤ 32768, expansion 0 ⇒
 // one sub-filter, numBuckets a power of two ≤ 2^56, all tables within the
@@ -44,7 +46,7 @@ func DecodeHeader(data []byte, maxFilters int, budget uint64) (*Filter, error) {
 	if err != nil {
 		return nil, ErrBadHeader
 	}
-	return &Filter{f: f}, nil
+	return wrap(f, h.cfg.MaxBytes), nil
 }
 
 // HeaderMemoryUsage returns the MemoryUsage of the filter DecodeHeader
@@ -55,11 +57,7 @@ func HeaderMemoryUsage(data []byte, maxFilters int, budget uint64) (uint64, bool
 	if err != nil {
 		return 0, false
 	}
-	tables, err := cuckoo.TableBytes(h.cfg, h.nf)
-	if err != nil {
-		return 0, false
-	}
-	return memoryUsage(tables, h.nf), true
+	return h.mem, true
 }
 
 // header is a CF.SCANDUMP header's content, validated by parseHeader.
@@ -67,10 +65,11 @@ type header struct {
 	cfg            cuckoo.Config
 	nf             int
 	items, deletes uint64
+	mem            uint64 // MemoryUsage of the filter it describes
 }
 
-// parseHeader validates a CF.SCANDUMP header (DecodeHeader's rules, all
-// but the size checks of cuckoo.Restore).
+// parseHeader validates a CF.SCANDUMP header (DecodeHeader's rules) and
+// sizes the filter it describes: its MemoryUsage must fit the budget.
 func parseHeader(data []byte, maxFilters int, budget uint64) (*header, error) {
 	if len(data) != HeaderSize {
 		return nil, ErrInvalidHeader
@@ -88,7 +87,7 @@ func parseHeader(data []byte, maxFilters int, budget uint64) (*header, error) {
 		buckets == 0 || buckets&(buckets-1) != 0 || buckets > 1<<56 {
 		return nil, ErrBadHeader
 	}
-	return &header{
+	h := &header{
 		cfg: cuckoo.Config{
 			Buckets:         buckets,
 			BucketSize:      int(bs),
@@ -99,7 +98,22 @@ func parseHeader(data []byte, maxFilters int, budget uint64) (*header, error) {
 			HashID:          cuckoo.HashMurmur64A,
 		},
 		nf: int(nf), items: items, deletes: deletes,
-	}, nil
+	}
+	if _, err := cuckoo.TableBytes(h.cfg, h.nf); err != nil {
+		return nil, ErrBadHeader
+	}
+	// TableBytes checked every sub-filter's size (buckets·expansion^i ≤
+	// 2^40, tables within the budget), so these shifts and sums cannot
+	// overflow.
+	shift := uint(bits.TrailingZeros64(uint64(exp)))
+	var heap uint64
+	for i := range h.nf {
+		heap += keyspace.HeapSize(buckets << (shift * uint(i)) * uint64(bs))
+	}
+	if h.mem = memoryUsage(heap, h.nf); h.mem > h.cfg.MaxBytes {
+		return nil, ErrBadHeader
+	}
+	return h, nil
 }
 
 // DumpChunk implements CF.SCANDUMP for pos ≥ 0 on a filter with items

@@ -23,10 +23,13 @@
 // Snapshots (MarshalBinary / UnmarshalFilter) use the cuckoo package's own
 // checksummed format.
 //
-// Memory: the tables (Σ buckets·bucket size bytes) plus ~100 bytes per
-// sub-filter. Every allocation is bounded by a per-filter byte budget (the
-// budget argument of New and the decoders); headers that ask for more are
-// refused before allocating.
+// Memory: MemoryUsage counts what a filter really holds on the Go heap:
+// each sub-filter's table rounded up to its allocation size
+// (keyspace.HeapSize), plus SubFilterOverhead bytes per sub-filter and
+// FilterOverhead bytes per filter. The per-filter byte budget (the budget
+// argument of New and the decoders) bounds that total; every allocation
+// is checked against it before it is made, and growth (InsertReserve)
+// also asks the caller's reservation first.
 //
 // Concurrency: a Filter is not safe for concurrent mutation; the keyspace's
 // per-key lock serializes commands. Read-only methods may run concurrently
@@ -36,6 +39,7 @@ package rediscuckoo
 import (
 	"errors"
 	"strconv"
+	"unsafe"
 
 	"github.com/probly/probly/cuckoo"
 	"github.com/probly/probly/internal/hashing"
@@ -93,8 +97,62 @@ type Params struct {
 	Expansion     uint16 // 0 … 32768, rounded up to a power of two; 0 = never grows
 }
 
+// ErrOOM is returned by InsertReserve when the caller's reservation
+// refuses a new sub-filter: Redis's maxmemory reply.
+const ErrOOM Error = "OOM command not allowed when used memory > 'maxmemory'."
+
 // Filter is a RedisBloom cuckoo filter.
-type Filter struct{ f *cuckoo.Filter }
+type Filter struct {
+	f      *cuckoo.Filter
+	budget uint64 // bound on MemoryUsage for growth
+	heap   uint64 // Σ keyspace.HeapSize(table bytes of each sub-filter)
+	subs   int    // sub-filters counted in heap
+}
+
+// SubFilterOverhead is the heap bytes a sub-filter costs besides its
+// table: its slot in the cuckoo package's sub-filter slice (table slice
+// header, bucket mask and used-slot count, 40 bytes), counted twice for
+// the spare capacity append leaves.
+const SubFilterOverhead = 2 * (24 + 8 + 8)
+
+// FilterOverhead is the heap bytes of a filter besides its sub-filters:
+// this Filter, its cuckoo.Filter and the cuckoo package's sub-filter list
+// (a slice header and the bucket size, 32 bytes).
+var FilterOverhead = keyspace.HeapSize(uint64(unsafe.Sizeof(Filter{}))) +
+	keyspace.HeapSize(uint64(unsafe.Sizeof(*(*cuckoo.Filter)(nil)))) + keyspace.HeapSize(32)
+
+// wrap returns f as a Filter with growth budget budget (not 0).
+func wrap(f *cuckoo.Filter, budget uint64) *Filter {
+	c := &Filter{f: f}
+	c.SetBudget(budget)
+	c.recount()
+	return c
+}
+
+// recount recomputes heap after the number of sub-filters changed.
+func (c *Filter) recount() {
+	c.subs = c.f.SubFilters()
+	c.heap = 0
+	for i := range c.subs {
+		c.heap += keyspace.HeapSize(c.f.TableBytes(i))
+	}
+}
+
+// sync keeps heap current after a change that may add or release
+// sub-filters (growth, compaction).
+func (c *Filter) sync() {
+	if c.f.SubFilters() != c.subs {
+		c.recount()
+	}
+}
+
+// SetBudget replaces the budget on MemoryUsage that future growth must
+// fit (0 = DefaultBudget). Sub-filters already present are kept even if
+// they exceed it.
+func (c *Filter) SetBudget(b uint64) {
+	c.budget = budgetOr(b)
+	c.f.SetMaxBytes(c.budget)
+}
 
 var _ keyspace.Value = (*Filter)(nil)
 
@@ -121,12 +179,14 @@ func (p Params) config(budget uint64) cuckoo.Config {
 }
 
 // New creates an empty filter with one sub-filter. budget bounds the
-// total table bytes, now and when the filter grows (0 = DefaultBudget).
+// filter's MemoryUsage, now and when it grows (0 = DefaultBudget).
 // Errors: ErrCreateMemory if the first sub-filter does not fit the budget,
-// ErrCouldNotCreate for parameters out of range.
+// ErrCouldNotCreate for parameters out of range. Nothing is allocated
+// when it fails.
 func New(p Params, budget uint64) (*Filter, error) {
-	if p.Capacity == 0 || p.BucketSize == 0 || p.BucketSize > MaxBucketSize || p.MaxIterations == 0 || p.Expansion > MaxExpansion {
-		return nil, ErrCouldNotCreate
+	budget = budgetOr(budget)
+	if _, err := newSize(p, budget); err != nil {
+		return nil, err
 	}
 	f, err := cuckoo.NewWithConfig(p.config(budget))
 	if err != nil {
@@ -135,7 +195,26 @@ func New(p Params, budget uint64) (*Filter, error) {
 		}
 		return nil, ErrCouldNotCreate
 	}
-	return &Filter{f: f}, nil
+	return wrap(f, budget), nil
+}
+
+// newSize returns the MemoryUsage of the filter New(p, budget) creates,
+// or the error New returns, without allocating. budget is not 0.
+func newSize(p Params, budget uint64) (uint64, error) {
+	if p.Capacity == 0 || p.BucketSize == 0 || p.BucketSize > MaxBucketSize || p.MaxIterations == 0 || p.Expansion > MaxExpansion {
+		return 0, ErrCouldNotCreate
+	}
+	tables, err := cuckoo.TableBytes(p.config(budget), 1)
+	if err != nil {
+		if errors.Is(err, cuckoo.ErrTooLarge) {
+			return 0, ErrCreateMemory
+		}
+		return 0, ErrCouldNotCreate
+	}
+	if mem := memoryUsage(keyspace.HeapSize(tables), 1); mem <= budget {
+		return mem, nil
+	}
+	return 0, ErrCreateMemory
 }
 
 func insertErr(err error) error {
@@ -148,24 +227,84 @@ func insertErr(err error) error {
 // Insert adds a copy of item (CF.ADD). Errors: ErrFull (expansion 0, no
 // room), ErrInsufficientMemory (a new sub-filter would break the budget);
 // the filter is unchanged on error.
-func (c *Filter) Insert(item []byte) error { return c.InsertHash(Hash(item)) }
+func (c *Filter) Insert(item []byte) error { return c.InsertHashReserve(Hash(item), nil) }
 
 // InsertHash is Insert for a precomputed Hash.
-func (c *Filter) InsertHash(h uint64) error {
+func (c *Filter) InsertHash(h uint64) error { return c.InsertHashReserve(h, nil) }
+
+// InsertReserve is Insert for a live command under a memory limit: when
+// the item needs a new sub-filter, reserve (if not nil) is first asked for
+// the bytes it adds to MemoryUsage (GrowthSize), and if it refuses
+// InsertReserve returns ErrOOM and changes nothing. reserve must not
+// block: it runs under the caller's key lock.
+func (c *Filter) InsertReserve(item []byte, reserve func(n uint64) bool) error {
+	return c.InsertHashReserve(Hash(item), reserve)
+}
+
+// InsertHashReserve is InsertReserve for a precomputed Hash. The insert is
+// first tried with growth disabled; only if it needs a new sub-filter (the
+// kick-out walk failed and was undone, leaving the filter as it was) is
+// the growth sized, checked against the budget, reserved, and the insert
+// run again, which repeats the same deterministic walk and then grows, as
+// a single insert would have. Cost beyond cuckoo's InsertHash: two field
+// stores, and on growth a second walk.
+func (c *Filter) InsertHashReserve(h uint64, reserve func(n uint64) bool) error {
+	c.f.SetMaxBytes(c.f.SizeBytes()) // any new sub-filter is refused
+	err := c.f.InsertHash(h)
+	c.f.SetMaxBytes(c.budget)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, cuckoo.ErrTooLarge) {
+		return insertErr(err)
+	}
+	n, err := c.GrowthSize()
+	if err != nil {
+		return err
+	}
+	if reserve != nil && !reserve(n) {
+		return ErrOOM
+	}
 	if err := c.f.InsertHash(h); err != nil {
 		return insertErr(err)
 	}
+	c.sync()
 	return nil
+}
+
+// GrowthSize returns the bytes the filter's next sub-filter would add to
+// MemoryUsage (its table's heap size plus SubFilterOverhead), and
+// ErrInsufficientMemory if it cannot be made (the filter does not grow,
+// the cuckoo package's limits, or the budget). Cost: O(sub-filters).
+func (c *Filter) GrowthSize() (uint64, error) {
+	cfg := c.f.Config()
+	cfg.MaxBytes = 0
+	nf := c.f.SubFilters()
+	total, err := cuckoo.TableBytes(cfg, nf+1)
+	if err != nil || total < c.f.SizeBytes() {
+		return 0, ErrInsufficientMemory
+	}
+	n := keyspace.HeapSize(total-c.f.SizeBytes()) + SubFilterOverhead
+	if mem := c.MemoryUsage(); n > c.budget || mem > c.budget-n {
+		return 0, ErrInsufficientMemory
+	}
+	return n, nil
 }
 
 // InsertNX adds item unless it (probably) exists (CF.ADDNX): false if it
 // does. Errors as Insert.
-func (c *Filter) InsertNX(item []byte) (bool, error) {
-	ok, err := c.f.InsertUniqueHash(Hash(item))
-	if err != nil {
-		return false, insertErr(err)
+func (c *Filter) InsertNX(item []byte) (bool, error) { return c.InsertNXReserve(item, nil) }
+
+// InsertNXReserve is InsertNX with InsertReserve's memory reservation.
+func (c *Filter) InsertNXReserve(item []byte, reserve func(n uint64) bool) (bool, error) {
+	h := Hash(item)
+	if c.f.LookupHash(h) {
+		return false, nil
 	}
-	return ok, nil
+	if err := c.InsertHashReserve(h, reserve); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Exists reports whether item may be in the filter (CF.EXISTS).
@@ -184,13 +323,17 @@ func (c *Filter) Delete(item []byte) bool {
 	}
 	if c.f.SubFilters() > 1 && float64(c.f.Deletes()) > float64(c.f.Items())*0.10 {
 		c.f.CompactNewest()
+		c.sync()
 	}
 	return true
 }
 
 // Compact is CF.COMPACT: relocate what fits into older sub-filters,
 // release emptied newest sub-filters, reset the delete counter.
-func (c *Filter) Compact() { c.f.Compact() }
+func (c *Filter) Compact() {
+	c.f.Compact()
+	c.sync()
+}
 
 // NumFilters returns the number of sub-filters.
 func (c *Filter) NumFilters() int { return c.f.SubFilters() }
@@ -216,8 +359,8 @@ func (c *Filter) Expansion() uint16 { return uint16(c.f.Config().Expansion) }
 // SizeBytes returns the table bytes of all sub-filters.
 func (c *Filter) SizeBytes() uint64 { return c.f.SizeBytes() }
 
-// Budget returns the filter's byte budget.
-func (c *Filter) Budget() uint64 { return c.f.Config().MaxBytes }
+// Budget returns the filter's byte budget (on MemoryUsage).
+func (c *Filter) Budget() uint64 { return c.budget }
 
 // Cuckoo returns the underlying library filter (for tests and statistics;
 // callers must not modify it).
@@ -251,31 +394,31 @@ func (c *Filter) Debug() string {
 // TypeName implements keyspace.Value.
 func (c *Filter) TypeName() string { return TypeName }
 
-// MemoryUsage implements keyspace.Value: tables plus bookkeeping.
-func (c *Filter) MemoryUsage() uint64 { return memoryUsage(c.f.SizeBytes(), c.f.SubFilters()) }
+// MemoryUsage implements keyspace.Value: the heap bytes of the tables
+// (each rounded up to its allocation size) plus SubFilterOverhead per
+// sub-filter and FilterOverhead. O(1).
+func (c *Filter) MemoryUsage() uint64 { return memoryUsage(c.heap, c.subs) }
 
-// memoryUsage is MemoryUsage of a filter with these table bytes and
-// sub-filters.
-func memoryUsage(tables uint64, subFilters int) uint64 { return tables + 160 + 48*uint64(subFilters) }
+// memoryUsage is MemoryUsage of a filter whose tables take heap bytes in
+// subFilters sub-filters.
+func memoryUsage(heap uint64, subFilters int) uint64 {
+	return FilterOverhead + heap + SubFilterOverhead*uint64(subFilters)
+}
 
 // NewMemoryUsage returns the MemoryUsage of the filter New(p, budget)
 // would create, without allocating it, and false if New would fail.
 func NewMemoryUsage(p Params, budget uint64) (uint64, bool) {
-	if p.Capacity == 0 || p.BucketSize == 0 || p.BucketSize > MaxBucketSize || p.MaxIterations == 0 || p.Expansion > MaxExpansion {
-		return 0, false
-	}
-	tables, err := cuckoo.TableBytes(p.config(budget), 1)
-	if err != nil {
-		return 0, false
-	}
-	return memoryUsage(tables, 1), true
+	n, err := newSize(p, budgetOr(budget))
+	return n, err == nil
 }
 
 // Clone implements keyspace.Value (a deep copy).
 func (c *Filter) Clone() keyspace.Value { return c.CloneFilter() }
 
 // CloneFilter returns a deep copy of c.
-func (c *Filter) CloneFilter() *Filter { return &Filter{f: c.f.Clone()} }
+func (c *Filter) CloneFilter() *Filter {
+	return &Filter{f: c.f.Clone(), budget: c.budget, heap: c.heap, subs: c.subs}
+}
 
 // Equal reports whether two filters have identical state: parameters,
 // counters and tables.

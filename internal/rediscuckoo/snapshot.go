@@ -16,8 +16,8 @@ import (
 func (c *Filter) MarshalBinary() ([]byte, error) { return c.f.MarshalBinary() }
 
 // UnmarshalFilter decodes a snapshot made by MarshalBinary. budget bounds
-// the filter's table bytes (0 = DefaultBudget), before anything is
-// allocated, and becomes the filter's growth budget. The encoding must be
+// the filter's table bytes (0 = DefaultBudget) before anything is
+// allocated, then its MemoryUsage, and becomes the filter's growth budget. The encoding must be
 // a RedisBloom-compatible cuckoo filter (hash murmur64a-single seed 0, 8-bit
 // fingerprints) with nothing after it. Errors wrap ErrBadData.
 func UnmarshalFilter(data []byte, budget uint64) (*Filter, error) {
@@ -38,9 +38,10 @@ func UnmarshalFilter(data []byte, budget uint64) (*Filter, error) {
 		return nil, fmt.Errorf("%w: hash %v seed %d, want murmur64a-single seed 0", ErrBadData, cfg.HashID, cfg.Seed)
 	case cfg.FingerprintBits != 8:
 		return nil, fmt.Errorf("%w: %d-bit fingerprints, want 8", ErrBadData, cfg.FingerprintBits)
-	case f.SizeBytes() > budget:
-		return nil, fmt.Errorf("%w: %d table bytes exceed the budget of %d", ErrBadData, f.SizeBytes(), budget)
 	}
-	f.SetMaxBytes(budget)
-	return &Filter{f: f}, nil
+	c := wrap(f, budget)
+	if c.MemoryUsage() > budget {
+		return nil, fmt.Errorf("%w: %d bytes of memory exceed the budget of %d", ErrBadData, c.MemoryUsage(), budget)
+	}
+	return c, nil
 }

@@ -253,7 +253,11 @@ const (
 // addItems adds items to key, creating it with p if missing (unless
 // noCreate). The chain is allocated outside the shard lock: the first pass
 // finds the key missing, the filter is built, and a second pass installs it
-// (or uses a chain another client created meanwhile).
+// (or uses a chain another client created meanwhile). An item that makes
+// the chain grow reserves the new link's memory first (under the shard
+// lock: Reserve does not block); if maxmemory refuses it, that item gets
+// the OOM error and, as for any item error, the items after it are not
+// added (the reply array ends with the error).
 func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisbloom.Params, noCreate bool, mode addReply) {
 	var (
 		pre     *redisbloom.Chain
@@ -293,7 +297,9 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisb
 			}
 			var rec [][]byte
 			for _, it := range items {
-				added, err := ch.Add(it)
+				// A new link is reserved against maxmemory before it is
+				// allocated (ErrOOM for this item and the rest).
+				added, err := ch.AddReserve(it, c.Reserve)
 				if err != nil {
 					itemErr = err
 					break

@@ -312,7 +312,7 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisc
 				status = errMaxExpansions
 				return
 			}
-			f.Cuckoo().SetMaxBytes(h.s.budgetFor(c))
+			f.SetBudget(h.s.budgetFor(c))
 			if len(items) <= len(oneResult) {
 				results = oneResult[:len(items)]
 			} else {
@@ -322,10 +322,12 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisc
 			for i, it := range items {
 				var err error
 				inserted := true
+				// A new sub-filter is reserved against maxmemory
+				// before it is allocated (ErrOOM for this item).
 				if mode.nx() {
-					inserted, err = f.InsertNX(it)
+					inserted, err = f.InsertNXReserve(it, c.Reserve)
 				} else {
-					err = f.Insert(it)
+					err = f.InsertReserve(it, c.Reserve)
 				}
 				switch {
 				case errors.Is(err, rediscuckoo.ErrFull):
@@ -485,10 +487,10 @@ func (h *handlers) addRecord(c *command.Ctx) {
 			status = errWrongType
 			return
 		}
-		f.Cuckoo().SetMaxBytes(h.s.budgetFor(c))
+		f.SetBudget(h.s.budgetFor(c))
 		n := 0
 		for _, it := range items {
-			if itemErr = f.Insert(it); itemErr != nil {
+			if itemErr = f.InsertReserve(it, c.Reserve); itemErr != nil {
 				break
 			}
 			n++

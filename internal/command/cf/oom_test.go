@@ -1,6 +1,7 @@
 package cf
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,5 +55,63 @@ func TestMaxMemoryReplay(t *testing.T) {
 		if got, asked := e.runReserve(true, 0, args...); strings.HasPrefix(got, "-") || asked != 0 {
 			t.Fatalf("replayed %q = %q (asked %d)", args, got, asked)
 		}
+	}
+}
+
+// A CF.ADD / CF.ADDNX that makes the filter grow reserves exactly the new
+// sub-filter's memory before allocating it; refused, it answers OOM and
+// changes and logs nothing. CF.INSERT answers OOM for each item that
+// needs the growth.
+func TestMaxMemoryReserveGrowth(t *testing.T) {
+	e := newEnv(t)
+	p := rediscuckoo.Params{Capacity: 8, BucketSize: 2, MaxIterations: 20, Expansion: 4}
+	sim, err := rediscuckoo.New(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// grows returns the first item from i on whose insert adds a
+	// sub-filter (and that does not seem present), inserting the ones
+	// before it into sim and key.
+	grows := func(key string, i int) (int, string) {
+		for ; ; i++ {
+			item := "item-" + strconv.Itoa(i)
+			probe := sim.CloneFilter()
+			if err := probe.Insert([]byte(item)); err != nil {
+				t.Fatal(err)
+			}
+			if probe.NumFilters() > sim.NumFilters() {
+				if !sim.Exists([]byte(item)) {
+					return i, item
+				}
+				continue // would grow, but CF.ADDNX would not add it
+			}
+			_ = sim.Insert([]byte(item))
+			e.expect(2, ":1\r\n", "CF.ADD", key, item)
+		}
+	}
+	e.expect(2, "+OK\r\n", "CF.RESERVE", "g", "8", "BUCKETSIZE", "2", "MAXITERATIONS", "20", "EXPANSION", "4")
+	i, item := grows("g", 0)
+	e.checkReserve(t, ":1\r\n", "CF.ADD", "g", item)
+	_ = sim.Insert([]byte(item))
+	if got := e.do(2, "CF.INFO", "g"); !strings.Contains(got, "+Number of filters\r\n:2\r\n") {
+		t.Fatalf("CF.INFO = %q", got)
+	}
+	i, item = grows("g", i+1)
+	e.checkReserve(t, ":1\r\n", "CF.ADDNX", "g", item)
+	_ = sim.Insert([]byte(item))
+	i, item = grows("g", i+1)
+	got, asked := e.runReserve(false, 0, "CF.INSERT", "g", "ITEMS", item, item)
+	if want := "*2\r\n" + oomReply + oomReply; got != want || asked == 0 {
+		t.Fatalf("CF.INSERT under a full maxmemory = %q (asked %d), want %q", got, asked, want)
+	}
+	if got := e.do(2, "CF.INFO", "g"); !strings.Contains(got, "+Number of filters\r\n:3\r\n") {
+		t.Fatalf("refused growth added a sub-filter: %q", got)
+	}
+	// Replayed records are never refused.
+	if got, _ := e.runReserve(true, 0, "_CF.ADD", "g", item); got != "+OK\r\n" {
+		t.Fatalf("replayed growth = %q", got)
+	}
+	if got := e.do(2, "CF.INFO", "g"); !strings.Contains(got, "+Number of filters\r\n:4\r\n") {
+		t.Fatalf("replayed growth: %q", got)
 	}
 }

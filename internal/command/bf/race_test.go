@@ -1,0 +1,5 @@
+//go:build race
+
+package bf
+
+const raceEnabled = true

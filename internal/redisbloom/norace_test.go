@@ -1,0 +1,5 @@
+//go:build !race
+
+package redisbloom
+
+const raceEnabled = false

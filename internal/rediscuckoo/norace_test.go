@@ -1,0 +1,5 @@
+//go:build !race
+
+package rediscuckoo
+
+const raceEnabled = false
