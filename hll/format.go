@@ -40,20 +40,23 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // bytes included); at other precisions probly's versioned format.
 func (s *Sketch) MarshalBinary() ([]byte, error) {
 	s.ready()
+	return s.AppendBinary(make([]byte, 0, fmtHdr+len(s.b)+fmtTrailer))
+}
+
+// AppendBinary appends MarshalBinary's bytes to b and returns the extended
+// slice (encoding.BinaryAppender). It never fails.
+func (s *Sketch) AppendBinary(b []byte) ([]byte, error) {
+	s.ready()
 	if s.l.p == redisP {
-		return append([]byte(nil), s.b...), nil
+		return append(b, s.b...), nil
 	}
-	out := make([]byte, fmtHdr+len(s.b)+fmtTrailer)
-	copy(out, fmtMagic)
-	out[4] = fmtVersion
-	out[5] = s.l.p
-	out[6] = fmtHashMurmur
-	binary.LittleEndian.PutUint32(out[8:], RedisSeed)
-	binary.LittleEndian.PutUint32(out[12:], uint32(len(s.b)))
-	copy(out[fmtHdr:], s.b)
-	n := fmtHdr + len(s.b)
-	binary.LittleEndian.PutUint32(out[n:], crc32.Checksum(out[:n], castagnoli))
-	return out, nil
+	start := len(b)
+	b = append(b, fmtMagic...)
+	b = append(b, fmtVersion, s.l.p, fmtHashMurmur, 0)
+	b = binary.LittleEndian.AppendUint32(b, RedisSeed)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.b)))
+	b = append(b, s.b...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
 }
 
 // UnmarshalBinary implements encoding.BinaryUnmarshaler. It accepts a
