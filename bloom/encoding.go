@@ -3,228 +3,206 @@ package bloom
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
 	"strings"
-	"sync/atomic"
+
+	"github.com/probly/probly/internal/binfmt"
 )
 
 // Encoding (specified byte by byte in docs/FORMATS.md, sections "Bloom
-// filter (classic)" and "Scalable Bloom filter"). All integers are
-// little-endian; floats are IEEE 754 binary64 bit patterns.
+// filter (classic)", "Scalable Bloom filter", "Split-block Bloom filter",
+// "Counting Bloom filter" and "Stable Bloom filter"). The framing (magic
+// "PRBL", version, kind, header CRC, body CRC, bounded reads) is
+// internal/binfmt's; this file and encoding_family.go lay out each type's
+// fields. All integers are little-endian; floats are IEEE 754 binary64 bit
+// patterns.
 
 const (
-	magic         = "PRBL"
-	formatVersion = 1
-
-	kindClassic  = 1
-	kindScalable = 2
-
 	filterHeaderLen   = 64
-	filterTrailerLen  = 4
 	scalableHeaderLen = 80
-	minFilterLen      = filterHeaderLen + 8 + filterTrailerLen // m ≥ 1 means at least one word
-
-	ioChunk = 1 << 16 // bytes per write/read step in WriteTo/ReadFrom
+	minFilterLen      = filterHeaderLen + 8 + 4 // m ≥ 1 means at least one word
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// codec makes the bloom package's framing errors.
+var codec = &binfmt.Codec{Pkg: "bloom", Format: ErrFormat, Version: ErrVersion, Checksum: ErrChecksum}
 
-func errEOF(what string) error {
-	return fmt.Errorf("bloom: decoding %s: %w", what, io.ErrUnexpectedEOF)
+// frame describes a single-frame encoding: a fixed header of hdrLen bytes
+// sealed by its CRC, then a body of words sealed by theirs. T is the
+// filter type.
+type frame[T any] struct {
+	hdrLen int
+	what   string
+	parse  func(hdr []byte) (*T, error) // validates a possibly partial header
+	words  func(g *T) uint64            // body words the header declares
+	fill   func(g *T, words []uint64) error
 }
 
-// checkPrefix validates whatever part of magic, version and kind data holds.
-func checkPrefix(data []byte, kind byte, what string) error {
-	n := min(len(data), 4)
-	if string(data[:n]) != magic[:n] {
-		return fmt.Errorf("%w: bad magic number %q, want %q", ErrFormat, data[:n], magic)
+// decode decodes one T from the start of data and returns it with the bytes
+// after it, allocating only after the whole frame is checked.
+func (fr *frame[T]) decode(data []byte) (*T, []byte, error) {
+	g, err := fr.parse(data)
+	if err != nil {
+		return nil, nil, err
 	}
-	if len(data) > 4 && data[4] != formatVersion {
-		return fmt.Errorf("%w: %s version %d, this package reads version %d", ErrVersion, what, data[4], formatVersion)
+	words, rest, err := codec.DecodeWords(data, fr.hdrLen, fr.words(g), fr.what)
+	if err != nil {
+		return nil, nil, err
 	}
-	if len(data) > 5 && data[5] != kind {
-		return fmt.Errorf("%w: kind %d (%v), want %d (%s)", ErrFormat, data[5], Kind(data[5]), kind, what)
+	if err := fr.fill(g, words); err != nil {
+		return nil, nil, err
 	}
-	if len(data) < 6 {
-		return errEOF(what)
+	return g, rest, nil
+}
+
+// unmarshal decodes exactly one T from data.
+func (fr *frame[T]) unmarshal(data []byte) (*T, error) {
+	g, rest, err := fr.decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := codec.Trailing(rest, fr.what); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// read reads exactly one T from r; memory grows with the bytes read.
+func (fr *frame[T]) read(r io.Reader) (*T, int64, error) {
+	hdr := make([]byte, fr.hdrLen)
+	var g *T
+	n, err := codec.ReadHeader(r, hdr, fr.what, func(h []byte) (err error) {
+		g, err = fr.parse(h)
+		return err
+	})
+	if err != nil {
+		return nil, n, err
+	}
+	words, m, err := codec.ReadWords(r, fr.words(g), fr.what)
+	if err != nil {
+		return nil, n + m, err
+	}
+	if err := fr.fill(g, words); err != nil {
+		return nil, n + m, err
+	}
+	return g, n + m, nil
+}
+
+// paramErr turns a constructor's validation error into ErrFormat.
+func paramErr(err error) error {
+	return codec.Formatf("%s", strings.TrimPrefix(err.Error(), "bloom: "))
+}
+
+func checkTargetP(p float64) error {
+	if !(p == 0 || (p > 0 && p < 1)) {
+		return codec.Formatf("target p %v is not 0 or in (0, 1)", p)
 	}
 	return nil
 }
 
-// ---- classic filter ----
+// ---- classic filter (kind 1) ----
 
-// filterHeader is the parsed, validated fixed part of a classic encoding.
-type filterHeader struct {
-	hashID   HashID
-	k        uint32
-	seed     uint64
-	m        uint64
-	n        uint64
-	capacity uint64
-	targetP  float64
-}
+const whatClassic = "classic Bloom filter"
 
 func (f *Filter) appendHeader(b []byte) []byte {
 	if f.m == 0 {
 		zeroPanic(zeroFilter)
 	}
 	start := len(b)
-	b = append(b, magic...)
-	b = append(b, formatVersion, kindClassic)
-	b = binary.LittleEndian.AppendUint16(b, uint16(f.hashID))
-	b = binary.LittleEndian.AppendUint32(b, f.k)
-	b = binary.LittleEndian.AppendUint32(b, 0) // flags
-	b = binary.LittleEndian.AppendUint64(b, f.seed)
-	b = binary.LittleEndian.AppendUint64(b, f.m)
-	b = binary.LittleEndian.AppendUint64(b, f.N())
-	b = binary.LittleEndian.AppendUint64(b, f.capacity)
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.targetP))
-	b = binary.LittleEndian.AppendUint32(b, 0) // reserved
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+	le := binary.LittleEndian
+	b = binfmt.AppendPrefix(b, binfmt.KindClassic)
+	b = le.AppendUint16(b, uint16(f.hashID))
+	b = le.AppendUint32(b, f.k)
+	b = le.AppendUint32(b, 0) // flags
+	b = le.AppendUint64(b, f.seed)
+	b = le.AppendUint64(b, f.m)
+	b = le.AppendUint64(b, f.N())
+	b = le.AppendUint64(b, f.capacity)
+	b = le.AppendUint64(b, math.Float64bits(f.targetP))
+	b = le.AppendUint32(b, 0) // reserved
+	return binfmt.Seal(b, start)
 }
 
-// parseFilterHeader validates the 64-byte header hdr.
-func parseFilterHeader(hdr []byte) (filterHeader, error) {
-	if err := checkPrefix(hdr, kindClassic, "classic Bloom filter"); err != nil {
-		return filterHeader{}, err
-	}
-	if len(hdr) < filterHeaderLen {
-		return filterHeader{}, errEOF("classic Bloom filter")
+// parseFilterHeader validates a (possibly partial) classic header and
+// returns the filter it describes, without bits.
+func parseFilterHeader(hdr []byte) (*Filter, error) {
+	if err := codec.CheckHeader(hdr, binfmt.KindClassic, filterHeaderLen, whatClassic); err != nil {
+		return nil, err
 	}
 	le := binary.LittleEndian
-	if got, want := le.Uint32(hdr[60:]), crc32.Checksum(hdr[:60], castagnoli); got != want {
-		return filterHeader{}, fmt.Errorf("%w: classic Bloom filter header CRC-32C %08x, computed %08x", ErrChecksum, got, want)
-	}
-	h := filterHeader{
+	f := &Filter{
 		hashID:   HashID(le.Uint16(hdr[6:])),
 		k:        le.Uint32(hdr[8:]),
 		seed:     le.Uint64(hdr[16:]),
 		m:        le.Uint64(hdr[24:]),
-		n:        le.Uint64(hdr[32:]),
 		capacity: le.Uint64(hdr[40:]),
 		targetP:  math.Float64frombits(le.Uint64(hdr[48:])),
 	}
-	if flags := le.Uint32(hdr[12:]); flags != 0 {
-		return h, fmt.Errorf("%w: unknown flags %#x", ErrFormat, flags)
+	f.n.Store(le.Uint64(hdr[32:]))
+	switch {
+	case le.Uint32(hdr[12:]) != 0:
+		return nil, codec.Formatf("unknown flags %#x", le.Uint32(hdr[12:]))
+	case le.Uint32(hdr[56:]) != 0:
+		return nil, codec.Formatf("reserved field is %#x, want 0", le.Uint32(hdr[56:]))
+	case f.hashID == 0:
+		return nil, codec.Formatf("hash ID 0 is reserved")
 	}
-	if r := le.Uint32(hdr[56:]); r != 0 {
-		return h, fmt.Errorf("%w: reserved field is %#x, want 0", ErrFormat, r)
+	if err := checkMK(f.m, f.k); err != nil {
+		return nil, paramErr(err)
 	}
-	if h.hashID == 0 {
-		return h, fmt.Errorf("%w: hash ID 0 is reserved", ErrFormat)
+	if err := checkTargetP(f.targetP); err != nil {
+		return nil, err
 	}
-	if err := checkMK(h.m, h.k); err != nil {
-		return h, fmt.Errorf("%w: %s", ErrFormat, strings.TrimPrefix(err.Error(), "bloom: "))
-	}
-	if !(h.targetP == 0 || (h.targetP > 0 && h.targetP < 1)) {
-		return h, fmt.Errorf("%w: target p %v is not 0 or in (0, 1)", ErrFormat, h.targetP)
-	}
-	return h, nil
+	return f, nil
 }
 
-func (h filterHeader) filter(bits []uint64) *Filter {
-	f := &Filter{bits: bits, m: h.m, k: h.k, hashID: h.hashID, seed: h.seed, capacity: h.capacity, targetP: h.targetP}
-	f.n.Store(h.n)
-	return f
+var classicFrame = frame[Filter]{
+	hdrLen: filterHeaderLen, what: whatClassic,
+	parse: parseFilterHeader,
+	words: func(f *Filter) uint64 { return words(f.m) },
+	fill: func(f *Filter, bits []uint64) error {
+		if bits[len(bits)-1]&^lastWordMask(f.m) != 0 {
+			return codec.Formatf("padding bits past m=%d are set", f.m)
+		}
+		f.bits = bits
+		return nil
+	},
 }
 
-// EncodedSize returns the length in bytes of f's encoding: 68 + 8·⌈m/64⌉.
-func (f *Filter) EncodedSize() uint64 {
-	return filterHeaderLen + f.SizeBytes() + filterTrailerLen
-}
+// encodedSize returns the length in bytes of f's encoding: 68 + 8·⌈m/64⌉.
+func (f *Filter) encodedSize() uint64 { return filterHeaderLen + f.SizeBytes() + 4 }
 
 // AppendBinary appends f's encoding (docs/FORMATS.md, "Bloom filter
 // (classic)") to b and returns the extended slice (encoding.BinaryAppender).
 // It never fails. Safe during concurrent Adds (see Filter).
 func (f *Filter) AppendBinary(b []byte) ([]byte, error) {
-	b = f.appendHeader(b)
-	start := len(b)
-	for i := range f.bits {
-		b = binary.LittleEndian.AppendUint64(b, atomic.LoadUint64(&f.bits[i]))
-	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
+	return binfmt.AppendWords(f.appendHeader(b), f.bits), nil
 }
 
-// MarshalBinary returns f's encoding (encoding.BinaryMarshaler). It never
-// fails. Cost: one allocation of EncodedSize() bytes.
+// MarshalBinary returns f's encoding (encoding.BinaryMarshaler): 68 +
+// 8·⌈m/64⌉ bytes. It never fails. Cost: one allocation of that size.
 func (f *Filter) MarshalBinary() ([]byte, error) {
-	return f.AppendBinary(make([]byte, 0, f.EncodedSize()))
+	return f.AppendBinary(make([]byte, 0, f.encodedSize()))
 }
 
 // WriteTo writes f's encoding to w (io.WriterTo), streaming the bitset in
 // 64 KiB pieces without copying it whole. It returns the bytes written and
 // the first write error.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
-	buf := f.appendHeader(make([]byte, 0, ioChunk))
-	var total int64
-	crc := uint32(0)
-	flush := func() error {
-		n, err := w.Write(buf)
-		total += int64(n)
-		buf = buf[:0]
-		return err
-	}
-	if err := flush(); err != nil {
-		return total, err
-	}
-	for i := range f.bits {
-		buf = binary.LittleEndian.AppendUint64(buf, atomic.LoadUint64(&f.bits[i]))
-		if len(buf) == ioChunk {
-			crc = crc32.Update(crc, castagnoli, buf)
-			if err := flush(); err != nil {
-				return total, err
-			}
-		}
-	}
-	crc = crc32.Update(crc, castagnoli, buf)
-	buf = binary.LittleEndian.AppendUint32(buf, crc)
-	err := flush()
-	return total, err
-}
-
-// Decode decodes one classic filter from the start of data and returns it
-// with the bytes that follow its encoding. It validates everything (magic
-// ErrFormat, version ErrVersion, both CRC-32Cs ErrChecksum, every parameter
-// ErrFormat) before allocating, and allocates only after checking that data
-// holds the whole declared bitset; a short input gives an error wrapping
-// io.ErrUnexpectedEOF. Any hash ID is accepted (see CanHashKeys).
-func Decode(data []byte) (f *Filter, rest []byte, err error) {
-	h, err := parseFilterHeader(data)
-	if err != nil {
-		return nil, nil, err
-	}
-	w := words(h.m)
-	if uint64(len(data)-filterHeaderLen) < 8*w+filterTrailerLen {
-		return nil, nil, errEOF("classic Bloom filter")
-	}
-	body := data[filterHeaderLen : filterHeaderLen+8*w]
-	end := filterHeaderLen + 8*w + filterTrailerLen
-	if got, want := binary.LittleEndian.Uint32(data[end-4:]), crc32.Checksum(body, castagnoli); got != want {
-		return nil, nil, fmt.Errorf("%w: classic Bloom filter bitset CRC-32C %08x, computed %08x", ErrChecksum, got, want)
-	}
-	if last := binary.LittleEndian.Uint64(body[len(body)-8:]); last&^lastWordMask(h.m) != 0 {
-		return nil, nil, fmt.Errorf("%w: padding bits past m=%d are set", ErrFormat, h.m)
-	}
-	bits := make([]uint64, w)
-	for i := range bits {
-		bits[i] = binary.LittleEndian.Uint64(body[8*i:])
-	}
-	return h.filter(bits), data[end:], nil
+	return binfmt.WriteWords(w, f.appendHeader(make([]byte, 0, filterHeaderLen)), f.bits)
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data
-// (encoding.BinaryUnmarshaler). data must hold exactly one encoding
-// (trailing bytes give ErrFormat); errors are Decode's. On error f is
+// (encoding.BinaryUnmarshaler), which must hold exactly one encoding. It
+// validates everything (magic and kind ErrFormat, version ErrVersion, both
+// CRC-32Cs ErrChecksum, every parameter and trailing bytes ErrFormat, short
+// input io.ErrUnexpectedEOF) before it allocates, and allocates only what
+// data backs. Any hash ID is accepted (see CanHashKeys). On error f is
 // unchanged. Not safe for concurrent use of f.
 func (f *Filter) UnmarshalBinary(data []byte) error {
-	g, rest, err := Decode(data)
+	g, err := classicFrame.unmarshal(data)
 	if err != nil {
 		return err
-	}
-	if len(rest) != 0 {
-		return fmt.Errorf("%w: %d trailing bytes after classic Bloom filter", ErrFormat, len(rest))
 	}
 	f.replace(g)
 	return nil
@@ -238,11 +216,12 @@ func (f *Filter) replace(g *Filter) {
 // ReadFrom replaces f with one filter read from r (io.ReaderFrom), reading
 // exactly its encoding and nothing after it. Memory grows with the bytes
 // actually read (doubling, capped at the declared size), never with a size
-// merely declared in the header. It returns io.EOF if r is empty, an error wrapping
-// io.ErrUnexpectedEOF if r ends inside the encoding, and Decode's errors
-// otherwise. On error f is unchanged. Not safe for concurrent use of f.
+// merely declared in the header. It returns io.EOF if r is empty, an error
+// wrapping io.ErrUnexpectedEOF if r ends inside the encoding, and
+// UnmarshalBinary's errors otherwise. On error f is unchanged. Not safe for
+// concurrent use of f.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
-	g, n, err := readFilter(r)
+	g, n, err := classicFrame.read(r)
 	if err != nil {
 		return n, err
 	}
@@ -250,68 +229,9 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	return n, nil
 }
 
-func readFilter(r io.Reader) (*Filter, int64, error) {
-	var hdr [filterHeaderLen]byte
-	n, err := io.ReadFull(r, hdr[:])
-	total := int64(n)
-	if err == io.EOF {
-		return nil, total, io.EOF
-	}
-	if err != nil && err != io.ErrUnexpectedEOF {
-		return nil, total, err
-	}
-	h, perr := parseFilterHeader(hdr[:n])
-	if perr != nil {
-		return nil, total, perr
-	}
-	if err != nil {
-		return nil, total, errEOF("classic Bloom filter")
-	}
-	w := words(h.m)
-	bits := make([]uint64, 0, min(w, ioChunk/8))
-	buf := make([]byte, ioChunk)
-	crc := uint32(0)
-	for remaining := 8 * w; remaining > 0; {
-		chunk := buf[:min(remaining, ioChunk)]
-		n, err := io.ReadFull(r, chunk)
-		total += int64(n)
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, total, fmt.Errorf("bloom: reading classic Bloom filter: %w", err)
-		}
-		crc = crc32.Update(crc, castagnoli, chunk)
-		if need := uint64(len(bits) + len(chunk)/8); need > uint64(cap(bits)) {
-			// Grow geometrically with the data actually read, never past w.
-			nb := make([]uint64, len(bits), min(w, max(2*uint64(cap(bits)), need)))
-			copy(nb, bits)
-			bits = nb
-		}
-		for i := 0; i < len(chunk); i += 8 {
-			bits = append(bits, binary.LittleEndian.Uint64(chunk[i:]))
-		}
-		remaining -= uint64(len(chunk))
-	}
-	var tr [filterTrailerLen]byte
-	n, err = io.ReadFull(r, tr[:])
-	total += int64(n)
-	if err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, total, fmt.Errorf("bloom: reading classic Bloom filter: %w", err)
-	}
-	if got := binary.LittleEndian.Uint32(tr[:]); got != crc {
-		return nil, total, fmt.Errorf("%w: classic Bloom filter bitset CRC-32C %08x, computed %08x", ErrChecksum, got, crc)
-	}
-	if bits[len(bits)-1]&^lastWordMask(h.m) != 0 {
-		return nil, total, fmt.Errorf("%w: padding bits past m=%d are set", ErrFormat, h.m)
-	}
-	return h.filter(bits), total, nil
-}
+// ---- scalable (kind 2) ----
 
-// ---- scalable ----
+const whatScalable = "scalable Bloom filter"
 
 func (s *Scalable) appendHeader(b []byte) []byte {
 	if len(s.links) == 0 {
@@ -319,36 +239,30 @@ func (s *Scalable) appendHeader(b []byte) []byte {
 	}
 	start := len(b)
 	c := &s.cfg
-	b = append(b, magic...)
-	b = append(b, formatVersion, kindScalable)
-	b = binary.LittleEndian.AppendUint16(b, uint16(c.HashID))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.links)))
-	b = binary.LittleEndian.AppendUint32(b, 0) // flags
-	b = binary.LittleEndian.AppendUint64(b, c.HashSeed)
-	b = binary.LittleEndian.AppendUint64(b, c.Capacity)
-	b = binary.LittleEndian.AppendUint64(b, c.Growth)
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.ErrorRate))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.Tightening))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.MinErrorRate))
-	b = binary.LittleEndian.AppendUint64(b, c.MaxBytes)
-	b = binary.LittleEndian.AppendUint32(b, 0) // reserved
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+	le := binary.LittleEndian
+	b = binfmt.AppendPrefix(b, binfmt.KindScalable)
+	b = le.AppendUint16(b, uint16(c.HashID))
+	b = le.AppendUint32(b, uint32(len(s.links)))
+	b = le.AppendUint32(b, 0) // flags
+	b = le.AppendUint64(b, c.HashSeed)
+	b = le.AppendUint64(b, c.Capacity)
+	b = le.AppendUint64(b, c.Growth)
+	b = le.AppendUint64(b, math.Float64bits(c.ErrorRate))
+	b = le.AppendUint64(b, math.Float64bits(c.Tightening))
+	b = le.AppendUint64(b, math.Float64bits(c.MinErrorRate))
+	b = le.AppendUint64(b, c.MaxBytes)
+	b = le.AppendUint32(b, 0) // reserved
+	return binfmt.Seal(b, start)
 }
 
-// parseScalableHeader validates the 80-byte header and returns the
-// configuration and the link count.
+// parseScalableHeader validates the (possibly partial) 80-byte header and
+// returns the configuration and the link count.
 func parseScalableHeader(hdr []byte) (ScalableConfig, uint32, error) {
 	var cfg ScalableConfig
-	if err := checkPrefix(hdr, kindScalable, "scalable Bloom filter"); err != nil {
+	if err := codec.CheckHeader(hdr, binfmt.KindScalable, scalableHeaderLen, whatScalable); err != nil {
 		return cfg, 0, err
 	}
-	if len(hdr) < scalableHeaderLen {
-		return cfg, 0, errEOF("scalable Bloom filter")
-	}
 	le := binary.LittleEndian
-	if got, want := le.Uint32(hdr[76:]), crc32.Checksum(hdr[:76], castagnoli); got != want {
-		return cfg, 0, fmt.Errorf("%w: scalable Bloom filter header CRC-32C %08x, computed %08x", ErrChecksum, got, want)
-	}
 	cfg = ScalableConfig{
 		HashID:       HashID(le.Uint16(hdr[6:])),
 		HashSeed:     le.Uint64(hdr[16:]),
@@ -360,20 +274,19 @@ func parseScalableHeader(hdr []byte) (ScalableConfig, uint32, error) {
 		MaxBytes:     le.Uint64(hdr[64:]),
 	}
 	links := le.Uint32(hdr[8:])
-	if flags := le.Uint32(hdr[12:]); flags != 0 {
-		return cfg, 0, fmt.Errorf("%w: unknown flags %#x", ErrFormat, flags)
-	}
-	if r := le.Uint32(hdr[72:]); r != 0 {
-		return cfg, 0, fmt.Errorf("%w: reserved field is %#x, want 0", ErrFormat, r)
-	}
-	if cfg.HashID == 0 || cfg.Tightening == 0 || cfg.MinErrorRate == 0 {
-		return cfg, 0, fmt.Errorf("%w: hash ID, tightening and minimum error rate must be explicit (nonzero)", ErrFormat)
+	switch {
+	case le.Uint32(hdr[12:]) != 0:
+		return cfg, 0, codec.Formatf("unknown flags %#x", le.Uint32(hdr[12:]))
+	case le.Uint32(hdr[72:]) != 0:
+		return cfg, 0, codec.Formatf("reserved field is %#x, want 0", le.Uint32(hdr[72:]))
+	case cfg.HashID == 0 || cfg.Tightening == 0 || cfg.MinErrorRate == 0:
+		return cfg, 0, codec.Formatf("hash ID, tightening and minimum error rate must be explicit (nonzero)")
 	}
 	if _, err := cfg.validate(false); err != nil {
-		return cfg, 0, fmt.Errorf("%w: %s", ErrFormat, strings.TrimPrefix(err.Error(), "bloom: "))
+		return cfg, 0, paramErr(err)
 	}
 	if links == 0 {
-		return cfg, 0, fmt.Errorf("%w: scalable Bloom filter with 0 sub-filters", ErrFormat)
+		return cfg, 0, codec.Formatf("scalable Bloom filter with 0 sub-filters")
 	}
 	return cfg, links, nil
 }
@@ -381,14 +294,14 @@ func parseScalableHeader(hdr []byte) (ScalableConfig, uint32, error) {
 // checkLink validates decoded sub-filter i against the chain's header.
 func checkLink(cfg *ScalableConfig, f *Filter, i int, total *uint64) error {
 	if f.hashID != cfg.HashID || f.seed != cfg.HashSeed {
-		return fmt.Errorf("%w: sub-filter %d uses hash %v seed %#x, the chain %v seed %#x", ErrFormat, i, f.hashID, f.seed, cfg.HashID, cfg.HashSeed)
+		return codec.Formatf("sub-filter %d uses hash %v seed %#x, the chain %v seed %#x", i, f.hashID, f.seed, cfg.HashID, cfg.HashSeed)
 	}
 	if f.capacity == 0 || f.targetP == 0 {
-		return fmt.Errorf("%w: sub-filter %d has no capacity or error rate", ErrFormat, i)
+		return codec.Formatf("sub-filter %d has no capacity or error rate", i)
 	}
 	*total += f.SizeBytes() // cannot overflow: bounded by input length or MaxBits·count
 	if cfg.MaxBytes != 0 && *total > cfg.MaxBytes {
-		return fmt.Errorf("%w: sub-filters total %d bytes, over the encoded limit of %d", ErrFormat, *total, cfg.MaxBytes)
+		return codec.Formatf("sub-filters total %d bytes, over the encoded limit of %d", *total, cfg.MaxBytes)
 	}
 	return nil
 }
@@ -401,18 +314,19 @@ func newLinks(filters []*Filter) []Link {
 	return links
 }
 
-// EncodedSize returns the length in bytes of s's encoding.
-func (s *Scalable) EncodedSize() uint64 {
+// encodedSize returns the length in bytes of s's encoding.
+func (s *Scalable) encodedSize() uint64 {
 	n := uint64(scalableHeaderLen)
 	for _, l := range s.links {
-		n += l.Filter.EncodedSize()
+		n += l.Filter.encodedSize()
 	}
 	return n
 }
 
 // AppendBinary appends s's encoding (docs/FORMATS.md, "Scalable Bloom
-// filter") to b (encoding.BinaryAppender). It never fails. The Sizing
-// function is not encoded.
+// filter": a header, then each sub-filter's classic encoding) to b
+// (encoding.BinaryAppender). It never fails. The Sizing function is not
+// encoded.
 func (s *Scalable) AppendBinary(b []byte) ([]byte, error) {
 	b = s.appendHeader(b)
 	for _, l := range s.links {
@@ -421,12 +335,13 @@ func (s *Scalable) AppendBinary(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// MarshalBinary returns s's encoding (encoding.BinaryMarshaler).
+// MarshalBinary returns s's encoding (encoding.BinaryMarshaler). It never
+// fails.
 func (s *Scalable) MarshalBinary() ([]byte, error) {
-	return s.AppendBinary(make([]byte, 0, s.EncodedSize()))
+	return s.AppendBinary(make([]byte, 0, s.encodedSize()))
 }
 
-// WriteTo writes s's encoding to w (io.WriterTo).
+// WriteTo writes s's encoding to w (io.WriterTo), streaming each bitset.
 func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 	n, err := w.Write(s.appendHeader(nil))
 	total := int64(n)
@@ -443,24 +358,22 @@ func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 	return total, nil
 }
 
-// DecodeScalable decodes one Scalable from the start of data and returns it
-// with the bytes that follow. Validation and errors are as for Decode, for
-// the header and every sub-filter; a link count that data cannot back gives
-// io.ErrUnexpectedEOF before any allocation. The result has Sizing nil
-// (ChainSizing); call SetSizing to restore a custom one.
-func DecodeScalable(data []byte) (s *Scalable, rest []byte, err error) {
+// decodeScalable decodes one Scalable from the start of data and returns it
+// with the bytes that follow; a link count that data cannot back gives
+// io.ErrUnexpectedEOF before any allocation.
+func decodeScalable(data []byte) (*Scalable, []byte, error) {
 	cfg, count, err := parseScalableHeader(data)
 	if err != nil {
 		return nil, nil, err
 	}
-	rest = data[scalableHeaderLen:]
+	rest := data[scalableHeaderLen:]
 	if uint64(count) > uint64(len(rest))/minFilterLen {
-		return nil, nil, errEOF("scalable Bloom filter")
+		return nil, nil, codec.EOF(whatScalable)
 	}
 	filters := make([]*Filter, count)
 	var total uint64
 	for i := range filters {
-		f, r, err := Decode(rest)
+		f, r, err := classicFrame.decode(rest)
 		if err != nil {
 			return nil, nil, fmt.Errorf("bloom: scalable sub-filter %d: %w", i, err)
 		}
@@ -484,15 +397,17 @@ func (s *Scalable) SetSizing(fn Sizing) { s.cfg.Sizing = fn }
 func (s *Scalable) SetMaxBytes(n uint64) { s.cfg.MaxBytes = n }
 
 // UnmarshalBinary replaces s with the Scalable encoded in data
-// (encoding.BinaryUnmarshaler); data must hold exactly one encoding. s keeps
+// (encoding.BinaryUnmarshaler), which must hold exactly one encoding.
+// Validation and errors are Filter.UnmarshalBinary's, for the header and
+// every sub-filter; nothing is allocated that data does not back. s keeps
 // its current Sizing. On error s is unchanged. Not safe for concurrent use.
 func (s *Scalable) UnmarshalBinary(data []byte) error {
-	g, rest, err := DecodeScalable(data)
+	g, rest, err := decodeScalable(data)
 	if err != nil {
 		return err
 	}
-	if len(rest) != 0 {
-		return fmt.Errorf("%w: %d trailing bytes after scalable Bloom filter", ErrFormat, len(rest))
+	if err := codec.Trailing(rest, whatScalable); err != nil {
+		return err
 	}
 	g.cfg.Sizing = s.cfg.Sizing
 	*s = *g
@@ -502,32 +417,26 @@ func (s *Scalable) UnmarshalBinary(data []byte) error {
 // ReadFrom replaces s with one Scalable read from r (io.ReaderFrom), reading
 // exactly its encoding. Memory grows with the bytes actually read. It
 // returns io.EOF if r is empty, an error wrapping io.ErrUnexpectedEOF if r
-// ends inside the encoding, and DecodeScalable's errors otherwise. s keeps
+// ends inside the encoding, and UnmarshalBinary's errors otherwise. s keeps
 // its current Sizing; on error s is unchanged.
 func (s *Scalable) ReadFrom(r io.Reader) (int64, error) {
 	var hdr [scalableHeaderLen]byte
-	n, err := io.ReadFull(r, hdr[:])
-	total := int64(n)
-	if err == io.EOF {
-		return total, io.EOF
-	}
-	if err != nil && err != io.ErrUnexpectedEOF {
-		return total, err
-	}
-	cfg, count, perr := parseScalableHeader(hdr[:n])
-	if perr != nil {
-		return total, perr
-	}
+	var cfg ScalableConfig
+	var count uint32
+	total, err := codec.ReadHeader(r, hdr[:], whatScalable, func(h []byte) (err error) {
+		cfg, count, err = parseScalableHeader(h)
+		return err
+	})
 	if err != nil {
-		return total, errEOF("scalable Bloom filter")
+		return total, err
 	}
 	filters := make([]*Filter, 0, min(count, 64))
 	var size uint64
 	for i := 0; i < int(count); i++ {
-		f, n, err := readFilter(r)
+		f, n, err := classicFrame.read(r)
 		total += n
 		if err == io.EOF {
-			err = errEOF("scalable Bloom filter")
+			err = codec.EOF(whatScalable)
 		}
 		if err != nil {
 			return total, fmt.Errorf("bloom: scalable sub-filter %d: %w", i, err)

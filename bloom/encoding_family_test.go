@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/binary"
 	"errors"
+	"github.com/probly/probly/internal/binfmt"
 	"hash/crc32"
 	"io"
 	"runtime"
@@ -240,7 +241,7 @@ func TestFamilyRoundTrip(t *testing.T) {
 	encs := familyEncodings(t)
 	for _, codec := range familyCodecs {
 		for _, enc := range encs[codec.kind] {
-			if k, err := PeekKind(enc); err != nil || k != codec.kind {
+			if k, err := binfmt.PeekKind(enc); err != nil || k != codec.kind {
 				t.Fatalf("PeekKind %v %v, want %v", k, err, codec.kind)
 			}
 			// Slice decoder with trailing bytes, re-encoding, AppendBinary.
@@ -309,35 +310,6 @@ func TestFamilyRoundTrip(t *testing.T) {
 	}
 	if !a.Equal(b) {
 		t.Fatal("decoded stable filter diverges from the original")
-	}
-}
-
-func TestPeekKind(t *testing.T) {
-	classic, scalable := encodings(t)
-	if k, err := PeekKind(classic[0]); err != nil || k != KindClassic || k.String() != "classic" {
-		t.Errorf("classic: %v %v", k, err)
-	}
-	if k, err := PeekKind(scalable[0]); err != nil || k != KindScalable || k.String() != "scalable" {
-		t.Errorf("scalable: %v %v", k, err)
-	}
-	for _, c := range []struct {
-		data []byte
-		want error
-	}{
-		{nil, io.ErrUnexpectedEOF},
-		{[]byte("PRB"), io.ErrUnexpectedEOF},
-		{[]byte("PRBL\x01"), io.ErrUnexpectedEOF},
-		{[]byte("XRBL\x01\x01"), ErrFormat},
-		{[]byte("PRBL\x02\x01"), ErrVersion},
-		{[]byte("PRBL\x01\x00"), ErrFormat},
-		{[]byte("PRBL\x01\x07"), ErrFormat},
-	} {
-		if _, err := PeekKind(c.data); !errors.Is(err, c.want) {
-			t.Errorf("PeekKind(%q): %v, want %v", c.data, err, c.want)
-		}
-	}
-	if KindSBBF.String() != "sbbf" || KindCounting.String() != "counting" || KindStable.String() != "stable" || Kind(9).String() != "kind#9" {
-		t.Error("Kind.String")
 	}
 }
 

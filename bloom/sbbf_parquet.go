@@ -150,7 +150,7 @@ func DecodeParquet(data []byte) (s *SBBF, rest []byte, err error) {
 	}
 	body := r.b[r.off:]
 	if int64(len(body)) < numBytes {
-		return nil, nil, errEOF("Parquet Bloom filter")
+		return nil, nil, codec.EOF("Parquet Bloom filter")
 	}
 	s, err = NewSBBFFromParquet(body[:numBytes])
 	if err != nil {
@@ -175,7 +175,7 @@ const (
 
 func (r *thriftReader) byte() (byte, error) {
 	if r.off >= len(r.b) {
-		return 0, errEOF("Parquet BloomFilterHeader")
+		return 0, codec.EOF("Parquet BloomFilterHeader")
 	}
 	c := r.b[r.off]
 	r.off++
@@ -186,7 +186,7 @@ func (r *thriftReader) varint() (uint64, error) {
 	v, n := binary.Uvarint(r.b[r.off:])
 	switch {
 	case n == 0:
-		return 0, errEOF("Parquet BloomFilterHeader")
+		return 0, codec.EOF("Parquet BloomFilterHeader")
 	case n < 0:
 		return 0, fmt.Errorf("%w: Parquet BloomFilterHeader varint overflows 64 bits", ErrFormat)
 	}
@@ -253,7 +253,7 @@ func (r *thriftReader) skip(typ byte, depth int) error {
 		return err
 	case 7: // double
 		if len(r.b)-r.off < 8 {
-			return errEOF("Parquet BloomFilterHeader")
+			return codec.EOF("Parquet BloomFilterHeader")
 		}
 		r.off += 8
 		return nil
@@ -263,7 +263,7 @@ func (r *thriftReader) skip(typ byte, depth int) error {
 			return err
 		}
 		if n > uint64(len(r.b)-r.off) {
-			return errEOF("Parquet BloomFilterHeader")
+			return codec.EOF("Parquet BloomFilterHeader")
 		}
 		r.off += int(n)
 		return nil
@@ -330,7 +330,7 @@ func (r *thriftReader) skipElem(typ byte, depth int) error {
 	if r.off >= len(r.b) {
 		// Every element takes at least one byte: a huge declared count on a
 		// short input ends here instead of looping.
-		return errEOF("Parquet BloomFilterHeader")
+		return codec.EOF("Parquet BloomFilterHeader")
 	}
 	return r.skip(typ, depth)
 }

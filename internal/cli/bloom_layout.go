@@ -7,10 +7,11 @@ import (
 	"os"
 
 	"github.com/probly/probly/bloom"
+	"github.com/probly/probly/internal/binfmt"
 )
 
 // Layouts that `bloom build --layout` writes and that query, info and merge
-// read back (the file's kind byte says which, see bloom.PeekKind).
+// read back (the file's kind byte says which, see binfmt.PeekKind).
 const layoutHelp = "classic, sbbf (split-block, Parquet-compatible) or counting (4-bit counters)"
 
 // layoutFilter is a filter file of any layout the bloom commands handle.
@@ -64,7 +65,7 @@ func readFilterFile(name string) (layoutFilter, error) {
 	defer fh.Close()
 	r := bufio.NewReaderSize(fh, 1<<20)
 	hdr, _ := r.Peek(6)
-	kind, err := bloom.PeekKind(hdr)
+	kind, err := binfmt.PeekKind(hdr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -73,11 +74,11 @@ func readFilterFile(name string) (layoutFilter, error) {
 		io.ReaderFrom
 	}
 	switch kind {
-	case bloom.KindClassic:
+	case binfmt.KindClassic:
 		f = new(bloom.Filter)
-	case bloom.KindSBBF:
+	case binfmt.KindSBBF:
 		f = new(bloom.SBBF)
-	case bloom.KindCounting:
+	case binfmt.KindCounting:
 		f = new(bloom.Counting)
 	default:
 		return nil, fmt.Errorf("%s: holds a %v filter; the bloom commands handle %s", name, kind, layoutHelp)

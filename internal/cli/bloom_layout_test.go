@@ -96,9 +96,9 @@ func TestBloomLayouts(t *testing.T) {
 	// The sbbf file is probly's SBBF encoding; its body is the Parquet bitset
 	// and the bloom package reads it back with every key.
 	data, _ := os.ReadFile(files["sbbf0"])
-	s, rest, err := bloom.DecodeSBBF(data)
-	if err != nil || len(rest) != 0 {
-		t.Fatalf("DecodeSBBF: %v", err)
+	s := new(bloom.SBBF)
+	if err := s.UnmarshalBinary(data); err != nil {
+		t.Fatalf("SBBF.UnmarshalBinary: %v", err)
 	}
 	p, err := bloom.NewSBBFFromParquet(s.ParquetBitset())
 	if err != nil || !p.TestString("user-123") || !s.TestString("user-4999") {
