@@ -2,15 +2,16 @@ package cuckoo
 
 import (
 	"encoding/binary"
-	"fmt"
-	"hash/crc32"
 	"io"
+
+	"github.com/probly/probly/internal/binfmt"
 )
 
 // Encoding (specified byte by byte in docs/FORMATS.md, section "Cuckoo
 // filter"). All integers are little-endian. The layout shares its magic
-// number, version and framing with the bloom package's formats; kind 3
-// (bloom.KindCuckoo in the registry of kinds) is a cuckoo filter:
+// number, version and framing (internal/binfmt) with the bloom package's
+// formats; kind 3 (binfmt.KindCuckoo in the registry of kinds) is a cuckoo
+// filter:
 //
 //	0   4  magic "PRBL"            36  4  sub-filters L
 //	4   1  version 1               40  8  items
@@ -24,29 +25,21 @@ import (
 //	24  8  buckets of sub-filter 0
 //	32  4  expansion
 const (
-	magic         = "PRBL"
-	formatVersion = 1
-	kindCuckoo    = 3
-
 	headerLen  = 72
 	trailerLen = 4
 
-	ioChunk = 1 << 16
+	what = "cuckoo filter"
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// codec makes the cuckoo package's framing errors.
+var codec = &binfmt.Codec{Pkg: "cuckoo", Format: ErrFormat, Version: ErrVersion, Checksum: ErrChecksum}
 
-func errEOF() error { return fmt.Errorf("cuckoo: decoding a cuckoo filter: %w", io.ErrUnexpectedEOF) }
-
-func formatErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, args...))
-}
+func formatErr(format string, args ...any) error { return codec.Formatf(format, args...) }
 
 func (f *Filter) appendHeader(b []byte) []byte {
 	le := binary.LittleEndian
 	start := len(b)
-	b = append(b, magic...)
-	b = append(b, formatVersion, kindCuckoo)
+	b = binfmt.AppendPrefix(b, binfmt.KindCuckoo)
 	b = le.AppendUint16(b, uint16(f.hashID))
 	b = append(b, byte(f.fpBits), byte(f.bucketSize))
 	b = le.AppendUint16(b, uint16(f.maxKicks))
@@ -59,7 +52,7 @@ func (f *Filter) appendHeader(b []byte) []byte {
 	b = le.AppendUint64(b, f.deletes)
 	b = le.AppendUint64(b, f.maxBytes)
 	b = le.AppendUint32(b, 0) // reserved
-	return le.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+	return binfmt.Seal(b, start)
 }
 
 // header is a parsed, validated header.
@@ -73,23 +66,10 @@ type header struct {
 // parseHeader validates the 72-byte header hdr (shorter input is checked
 // as far as it goes) without allocating anything.
 func parseHeader(hdr []byte) (header, error) {
-	n := min(len(hdr), 4)
-	if string(hdr[:n]) != magic[:n] {
-		return header{}, formatErr("bad magic number %q, want %q", hdr[:n], magic)
-	}
-	if len(hdr) > 4 && hdr[4] != formatVersion {
-		return header{}, fmt.Errorf("%w: cuckoo filter version %d, this package reads version %d", ErrVersion, hdr[4], formatVersion)
-	}
-	if len(hdr) > 5 && hdr[5] != kindCuckoo {
-		return header{}, formatErr("kind %d, want %d (cuckoo filter)", hdr[5], kindCuckoo)
-	}
-	if len(hdr) < headerLen {
-		return header{}, errEOF()
+	if err := codec.CheckHeader(hdr, binfmt.KindCuckoo, headerLen, what); err != nil {
+		return header{}, err
 	}
 	le := binary.LittleEndian
-	if got, want := le.Uint32(hdr[68:]), crc32.Checksum(hdr[:68], castagnoli); got != want {
-		return header{}, fmt.Errorf("%w: cuckoo filter header CRC-32C %08x, computed %08x", ErrChecksum, got, want)
-	}
 	h := header{
 		cfg: Config{
 			HashID:          HashID(le.Uint16(hdr[6:])),
@@ -148,8 +128,8 @@ func parseHeader(hdr []byte) (header, error) {
 	return h, nil
 }
 
-// EncodedSize returns the length of f's encoding: 76 + table bytes.
-func (f *Filter) EncodedSize() uint64 { return headerLen + f.bytes + trailerLen }
+// encodedSize returns the length of f's encoding: 76 + table bytes.
+func (f *Filter) encodedSize() uint64 { return headerLen + f.bytes + trailerLen }
 
 // appendTables appends the raw tables of every sub-filter.
 func (f *Filter) appendTables(b []byte) []byte {
@@ -162,48 +142,40 @@ func (f *Filter) appendTables(b []byte) []byte {
 	return b
 }
 
-// AppendBinary appends f's encoding to b (encoding.BinaryAppender). It
-// never fails.
+// AppendBinary appends f's encoding (docs/FORMATS.md, "Cuckoo filter"; 76
+// bytes plus the tables) to b (encoding.BinaryAppender). It never fails.
 func (f *Filter) AppendBinary(b []byte) ([]byte, error) {
 	b = f.appendHeader(b)
 	start := len(b)
-	b = f.appendTables(b)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
+	return binfmt.Seal(f.appendTables(b), start), nil
 }
 
 // MarshalBinary returns f's encoding (encoding.BinaryMarshaler). It never
-// fails. Cost: one allocation of EncodedSize() bytes.
+// fails. Cost: one allocation of the encoding's size.
 func (f *Filter) MarshalBinary() ([]byte, error) {
-	return f.AppendBinary(make([]byte, 0, f.EncodedSize()))
+	return f.AppendBinary(make([]byte, 0, f.encodedSize()))
 }
 
 // WriteTo writes f's encoding to w (io.WriterTo) in 64 KiB pieces and
 // returns the bytes written and the first write error.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
-	buf := f.appendHeader(make([]byte, 0, ioChunk))
-	var total int64
+	buf := f.appendHeader(make([]byte, 0, binfmt.IOChunk))
 	n, err := w.Write(buf)
-	total += int64(n)
 	if err != nil {
-		return total, err
+		return int64(n), err
 	}
-	crc := uint32(0)
+	cw := &binfmt.CRCWriter{W: w, N: int64(n)}
 	for i := range f.SubFilters() {
 		size := f.TableBytes(i)
 		for off := uint64(0); off < size; {
-			k := f.ReadTableAt(i, buf[:ioChunk], off)
-			crc = crc32.Update(crc, castagnoli, buf[:k])
-			n, err := w.Write(buf[:k])
-			total += int64(n)
-			if err != nil {
-				return total, err
+			k := f.ReadTableAt(i, buf[:binfmt.IOChunk], off)
+			if _, err := cw.Write(buf[:k]); err != nil {
+				return cw.N, err
 			}
 			off += uint64(k)
 		}
 	}
-	n, err = w.Write(binary.LittleEndian.AppendUint32(buf[:0], crc))
-	total += int64(n)
-	return total, err
+	return cw.Trailer()
 }
 
 // build allocates the filter a validated header describes and fills its
@@ -223,102 +195,67 @@ func (h header) build(tables []byte) (*Filter, error) {
 	return f, nil
 }
 
-// Decode decodes one filter from the start of data and returns it with the
-// bytes that follow its encoding. It validates everything (magic and kind
-// ErrFormat, version ErrVersion, both CRC-32Cs ErrChecksum, every parameter
-// ErrFormat) and checks that data holds the whole declared tables before
-// allocating them, so it never allocates more than data backs; a short
-// input gives an error wrapping io.ErrUnexpectedEOF. Any hash ID is
-// accepted (see CanHashKeys).
-func Decode(data []byte) (f *Filter, rest []byte, err error) {
+// UnmarshalBinary replaces f with the filter encoded in data
+// (encoding.BinaryUnmarshaler), which must hold exactly one encoding. It
+// validates everything (magic, kind, every parameter and trailing bytes
+// ErrFormat, version ErrVersion, both CRC-32Cs ErrChecksum, short input
+// io.ErrUnexpectedEOF) and checks that data holds the whole declared tables
+// before allocating them, so it never allocates more than data backs. Any
+// hash ID is accepted (see CanHashKeys). On error f is unchanged.
+func (f *Filter) UnmarshalBinary(data []byte) error {
+	g, rest, err := decode(data)
+	if err != nil {
+		return err
+	}
+	if err := codec.Trailing(rest, what); err != nil {
+		return err
+	}
+	*f = *g
+	return nil
+}
+
+// decode decodes one filter from the start of data and returns it with the
+// bytes after it.
+func decode(data []byte) (*Filter, []byte, error) {
 	h, err := parseHeader(data)
 	if err != nil {
 		return nil, nil, err
 	}
-	if uint64(len(data)-headerLen) < h.tableBytes+trailerLen {
-		return nil, nil, errEOF()
-	}
-	end := headerLen + h.tableBytes
-	tables := data[headerLen:end]
-	if got, want := binary.LittleEndian.Uint32(data[end:]), crc32.Checksum(tables, castagnoli); got != want {
-		return nil, nil, fmt.Errorf("%w: cuckoo filter tables CRC-32C %08x, computed %08x", ErrChecksum, got, want)
-	}
-	f, err = h.build(tables)
+	tables, rest, err := codec.Body(data, headerLen, h.tableBytes, what)
 	if err != nil {
 		return nil, nil, err
 	}
-	return f, data[end+trailerLen:], nil
-}
-
-// UnmarshalBinary replaces f with the filter encoded in data
-// (encoding.BinaryUnmarshaler). data must hold exactly one encoding
-// (trailing bytes give ErrFormat); errors are Decode's. On error f is
-// unchanged.
-func (f *Filter) UnmarshalBinary(data []byte) error {
-	g, rest, err := Decode(data)
+	g, err := h.build(tables)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if len(rest) != 0 {
-		return formatErr("%d trailing bytes after the cuckoo filter", len(rest))
-	}
-	*f = *g
-	return nil
+	return g, rest, nil
 }
 
 // ReadFrom replaces f with one filter read from r (io.ReaderFrom), reading
 // exactly its encoding and nothing after it. Memory grows with the bytes
 // actually read, never with a size merely declared in the header. It
 // returns io.EOF if r is empty, an error wrapping io.ErrUnexpectedEOF if r
-// ends inside the encoding, and Decode's errors otherwise. On error f is
-// unchanged.
+// ends inside the encoding, and UnmarshalBinary's errors otherwise. On
+// error f is unchanged.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	var hdr [headerLen]byte
-	n, err := io.ReadFull(r, hdr[:])
-	total := int64(n)
-	if err == io.EOF {
-		return total, io.EOF
-	}
-	if err != nil && err != io.ErrUnexpectedEOF {
-		return total, err
-	}
-	h, perr := parseHeader(hdr[:n])
-	if perr != nil {
-		return total, perr
-	}
+	var h header
+	n, err := codec.ReadHeader(r, hdr[:], what, func(b []byte) (err error) {
+		h, err = parseHeader(b)
+		return err
+	})
 	if err != nil {
-		return total, errEOF()
+		return n, err
 	}
-	tables := make([]byte, 0, min(h.tableBytes, ioChunk))
-	for uint64(len(tables)) < h.tableBytes {
-		k := min(h.tableBytes-uint64(len(tables)), ioChunk)
-		start := len(tables)
-		tables = append(tables, make([]byte, k)...)
-		n, err := io.ReadFull(r, tables[start:])
-		total += int64(n)
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return total, fmt.Errorf("cuckoo: reading a cuckoo filter: %w", err)
-		}
-	}
-	var tr [trailerLen]byte
-	n, err = io.ReadFull(r, tr[:])
-	total += int64(n)
+	tables, m, err := codec.ReadBody(r, h.tableBytes, what)
 	if err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return total, fmt.Errorf("cuckoo: reading a cuckoo filter: %w", err)
-	}
-	if got, want := binary.LittleEndian.Uint32(tr[:]), crc32.Checksum(tables, castagnoli); got != want {
-		return total, fmt.Errorf("%w: cuckoo filter tables CRC-32C %08x, computed %08x", ErrChecksum, got, want)
+		return n + m, err
 	}
 	g, err := h.build(tables)
 	if err != nil {
-		return total, err
+		return n + m, err
 	}
 	*f = *g
-	return total, nil
+	return n + m, nil
 }

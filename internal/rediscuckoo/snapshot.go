@@ -26,14 +26,12 @@ func UnmarshalFilter(data []byte, budget uint64) (*Filter, error) {
 	if uint64(len(data)) > overhead && uint64(len(data))-overhead > budget {
 		return nil, fmt.Errorf("%w: %d table bytes exceed the budget of %d", ErrBadData, len(data)-overhead, budget)
 	}
-	f, rest, err := cuckoo.Decode(data)
-	if err != nil {
+	f := new(cuckoo.Filter)
+	if err := f.UnmarshalBinary(data); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadData, err)
 	}
 	cfg := f.Config()
 	switch {
-	case len(rest) != 0:
-		return nil, fmt.Errorf("%w: %d trailing bytes", ErrBadData, len(rest))
 	case cfg.HashID != cuckoo.HashMurmur64A || cfg.Seed != 0:
 		return nil, fmt.Errorf("%w: hash %v seed %d, want murmur64a-single seed 0", ErrBadData, cfg.HashID, cfg.Seed)
 	case cfg.FingerprintBits != 8:
