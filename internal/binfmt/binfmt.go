@@ -124,7 +124,7 @@ func PeekKind(data []byte) (Kind, error) {
 // Codec makes a package's framing errors: each wraps one of its sentinel
 // errors (or io.ErrUnexpectedEOF) behind the package's prefix.
 type Codec struct {
-	Pkg                      string // "bloom", "cuckoo", …
+	Pkg                       string // "bloom", "cuckoo", …
 	Format, Version, Checksum error
 }
 
