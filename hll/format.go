@@ -2,9 +2,11 @@ package hll
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
+
+	"github.com/probly/probly/internal/binfmt"
 )
 
 // probly's versioned format for sketches of any precision (docs/FORMATS.md,
@@ -14,7 +16,8 @@ import (
 //	0       4     magic "PHLL"
 //	4       1     format version (1)
 //	5       1     precision p (4…18)
-//	6       1     hash ID (1 = MurmurHash64A)
+//	6       1     hash (1 = MurmurHash64A; this byte is the format's own,
+//	              not a number of the hash-ID registry)
 //	7       1     reserved, 0
 //	8       4     hash seed (0xadc83b19)
 //	12      4     n = body length
@@ -33,7 +36,16 @@ const (
 	fmtTrailer    = 4
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// ErrVersion: probly's versioned format with a version this package does
+// not read.
+var ErrVersion = errors.New("hll: unsupported format version")
+
+// codec makes the framing errors (CRC-32C, short input) of the versioned
+// format; its magic is "PHLL", not PRBL, so only the CRC and error helpers
+// of internal/binfmt apply.
+var codec = &binfmt.Codec{Pkg: "hll", Format: ErrFormat, Version: ErrVersion, Checksum: ErrChecksum}
+
+const whatPHLL = "versioned HLL sketch"
 
 // MarshalBinary implements encoding.BinaryMarshaler. At precision 14 it
 // returns exactly Redis's string for this sketch (sparse or dense, cache
@@ -56,7 +68,7 @@ func (s *Sketch) AppendBinary(b []byte) ([]byte, error) {
 	b = binary.LittleEndian.AppendUint32(b, RedisSeed)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.b)))
 	b = append(b, s.b...)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
+	return binfmt.Seal(b, start), nil
 }
 
 // UnmarshalBinary implements encoding.BinaryUnmarshaler. It accepts a
@@ -64,31 +76,34 @@ func (s *Sketch) AppendBinary(b []byte) ([]byte, error) {
 // versioned format. Everything is validated before s changes: the header,
 // the checksum, the encoding, the dense length and every sparse run. The
 // cached cardinality is kept as is (a valid cache is trusted, as by Redis).
-// Errors: ErrFormat, ErrChecksum, ErrPrecision, ErrNotHLL, ErrCorrupt.
+// Errors: ErrFormat, ErrVersion, ErrChecksum, io.ErrUnexpectedEOF (a
+// versioned encoding cut short), ErrPrecision, ErrNotHLL, ErrCorrupt.
 func (s *Sketch) UnmarshalBinary(data []byte) error {
 	l := redisParams
 	body := data
 	if len(data) >= 4 && string(data[:4]) == fmtMagic {
-		if len(data) < fmtHdr+fmtTrailer {
-			return fmt.Errorf("%w: %d bytes is too short", ErrFormat, len(data))
+		if len(data) > 4 && data[4] != fmtVersion {
+			return fmt.Errorf("%w: version %d, this package reads version %d", ErrVersion, data[4], fmtVersion)
 		}
-		if data[4] != fmtVersion {
-			return fmt.Errorf("%w: unsupported version %d", ErrFormat, data[4])
+		if len(data) < fmtHdr+fmtTrailer {
+			return codec.EOF(whatPHLL)
 		}
 		var err error
 		if l, err = checkPrecision(data[5]); err != nil {
 			return err
 		}
 		if data[6] != fmtHashMurmur || data[7] != 0 || binary.LittleEndian.Uint32(data[8:]) != RedisSeed {
-			return fmt.Errorf("%w: unsupported hash %d seed %#x", ErrFormat, data[6], binary.LittleEndian.Uint32(data[8:]))
+			return codec.Formatf("unsupported hash %d seed %#x", data[6], binary.LittleEndian.Uint32(data[8:]))
 		}
-		n := binary.LittleEndian.Uint32(data[12:])
-		if uint64(n) != uint64(len(data)-fmtHdr-fmtTrailer) {
-			return fmt.Errorf("%w: body length %d does not match %d bytes of input", ErrFormat, n, len(data))
+		n := uint64(binary.LittleEndian.Uint32(data[12:]))
+		if avail := uint64(len(data) - fmtHdr - fmtTrailer); n > avail {
+			return codec.EOF(whatPHLL)
+		} else if n < avail {
+			return codec.Trailing(data[fmtHdr+n+fmtTrailer:], whatPHLL)
 		}
 		end := fmtHdr + int(n)
-		if crc32.Checksum(data[:end], castagnoli) != binary.LittleEndian.Uint32(data[end:]) {
-			return ErrChecksum
+		if got, want := binary.LittleEndian.Uint32(data[end:]), binfmt.CRC(data[:end]); got != want {
+			return codec.ChecksumErr(whatPHLL, "encoding", got, want)
 		}
 		body = data[fmtHdr:end]
 	} else if !hasMagic(data) {

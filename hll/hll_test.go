@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -393,13 +394,14 @@ func TestUnmarshalRejects(t *testing.T) {
 	}{
 		{"empty", nil, ErrFormat},
 		{"garbage", []byte("hello world, not a sketch"), ErrFormat},
-		{"short", good[:10], ErrFormat},
-		{"version", mut(func(b []byte) []byte { b[4] = 9; return b }), ErrFormat},
+		{"short", good[:10], io.ErrUnexpectedEOF},
+		{"version", mut(func(b []byte) []byte { b[4] = 9; return b }), ErrVersion},
 		{"precision", mut(func(b []byte) []byte { b[5] = 30; return b }), ErrPrecision},
 		{"hash", mut(func(b []byte) []byte { b[6] = 2; return b }), ErrFormat},
 		{"seed", mut(func(b []byte) []byte { b[8] ^= 1; return b }), ErrFormat},
-		{"length", mut(func(b []byte) []byte { b[12]++; return b }), ErrFormat},
-		{"truncated", good[:len(good)-1], ErrFormat},
+		{"length", mut(func(b []byte) []byte { b[12]++; return b }), io.ErrUnexpectedEOF},
+		{"length short", mut(func(b []byte) []byte { b[12]--; return b }), ErrFormat},
+		{"truncated", good[:len(good)-1], io.ErrUnexpectedEOF},
 		{"checksum", mut(func(b []byte) []byte { b[20] ^= 0x40; return b }), ErrChecksum},
 		{"redis short", []byte("HYLL\x01\x00\x00"), ErrFormat},
 		{"redis encoding", []byte("HYLL\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xff"), ErrNotHLL},

@@ -1,0 +1,5 @@
+package hll
+
+import "hash/crc32"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
