@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/probly/probly/internal/binfmt"
 )
 
 // HashID identifies the function that turns a key into the hash pair
@@ -16,13 +18,13 @@ const (
 	// HashXXH3_128 is the default: XXH3-128 of the key with the filter's
 	// 64-bit seed (seed 0 = plain XXH3-128); h1 is the low 64 bits of the
 	// digest and h2 the high 64 bits. This is what Hash returns.
-	HashXXH3_128 HashID = 1
+	HashXXH3_128 HashID = binfmt.HashXXH3_128
 
 	// HashMurmur64A is RedisBloom's pair: h1 = MurmurHash64A(key,
 	// 0xc6a4a7935bd1e995), h2 = MurmurHash64A(key, h1). The seed field is
 	// unused (0). This package does not implement it (the server does):
 	// filters with this ID are used through AddHash/TestHash only.
-	HashMurmur64A HashID = 2
+	HashMurmur64A HashID = binfmt.HashMurmur64APair
 )
 
 // String returns a short name for the hash ID ("xxh3-128", "murmur64a",

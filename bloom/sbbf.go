@@ -7,12 +7,14 @@ import (
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/probly/probly/internal/binfmt"
 )
 
 // HashXXH64 is the hash of the split-block filter (SBBF): one 64-bit XXH64
 // of the key with the filter's seed. Seed 0 is the Parquet hash (BloomFilter.md,
 // "XXHASH"), which is what Hash64 returns.
-const HashXXH64 HashID = 5
+const HashXXH64 HashID = binfmt.HashXXH64
 
 const (
 	// MaxSBBFBlocks is the largest number of 256-bit blocks of one SBBF:

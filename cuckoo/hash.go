@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/probly/probly/internal/binfmt"
 )
 
 // HashID identifies the function that turned a key into the 64-bit hash h
@@ -16,13 +18,13 @@ type HashID uint16
 const (
 	// HashXXH3 is the default: XXH3-64 of the key with the filter's seed
 	// (seed 0 = plain XXH3-64). This is what Hash returns.
-	HashXXH3 HashID = 3
+	HashXXH3 HashID = binfmt.HashXXH3_64
 
 	// HashMurmur64A is MurmurHash64A (64-bit MurmurHash2, variant "64A")
 	// of the key with the filter's seed. With seed 0 it is the hash of
 	// RedisBloom's cuckoo filters. This package does not implement it:
 	// filters with this ID are used through the *Hash methods only.
-	HashMurmur64A HashID = 4
+	HashMurmur64A HashID = binfmt.HashMurmur64A
 )
 
 // String returns a short name for the hash ID ("xxh3-64", "murmur64a-single" or
