@@ -11,8 +11,9 @@ import (
 // HashID identifies the function that turned a key into the 64-bit hash h
 // from which a filter derives fingerprints and buckets. It is recorded in
 // every encoding (docs/FORMATS.md, "Cuckoo filter"), so a filter is never
-// queried with a hash other than the one that built it. The numbering is
-// shared with the bloom package's hash IDs (1 and 2 are Bloom hash pairs).
+// queried with a hash other than the one that built it. The numbers come
+// from the one registry of hash IDs (docs/FORMATS.md, "Hash IDs"), shared
+// with the bloom package.
 type HashID uint16
 
 const (
