@@ -1,0 +1,71 @@
+// Package binfmttest checks encodings against committed fixture files, for
+// the tests of every package whose format must not change.
+package binfmttest
+
+import (
+	"bytes"
+	"encoding"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Codec is what every encodable type implements (docs/LIBRARY.md,
+// "Encoding").
+type Codec interface {
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
+	AppendBinary([]byte) ([]byte, error)
+	io.WriterTo
+	io.ReaderFrom
+}
+
+// CheckFixtures decodes every dir/*.bin file into a fresh value from
+// newFor(file name) (nil: the test fails, unknown fixture) with
+// UnmarshalBinary and with ReadFrom, and checks that MarshalBinary,
+// AppendBinary and WriteTo give back the file's bytes exactly.
+func CheckFixtures(t *testing.T, dir string, newFor func(name string) Codec) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no fixtures in %s", dir)
+	}
+	for _, name := range files {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			want, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := newFor(filepath.Base(name))
+			if v == nil {
+				t.Fatalf("fixture %s: unknown type", name)
+			}
+			if err := v.UnmarshalBinary(want); err != nil {
+				t.Fatalf("UnmarshalBinary: %v", err)
+			}
+			got, err := v.MarshalBinary()
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("MarshalBinary: %d bytes (err %v), want the fixture's %d bytes", len(got), err, len(want))
+			}
+			got, err = v.AppendBinary([]byte("xy"))
+			if err != nil || string(got[:2]) != "xy" || !bytes.Equal(got[2:], want) {
+				t.Fatalf("AppendBinary: err %v, bytes differ from the fixture", err)
+			}
+			var buf bytes.Buffer
+			if n, err := v.WriteTo(&buf); err != nil || n != int64(len(want)) || !bytes.Equal(buf.Bytes(), want) {
+				t.Fatalf("WriteTo: n=%d err=%v, bytes differ from the fixture", n, err)
+			}
+			w := newFor(filepath.Base(name))
+			if n, err := w.ReadFrom(bytes.NewReader(want)); err != nil || n != int64(len(want)) {
+				t.Fatalf("ReadFrom: n=%d err=%v, want %d", n, err, len(want))
+			}
+			if got, _ := w.MarshalBinary(); !bytes.Equal(got, want) {
+				t.Fatal("ReadFrom then MarshalBinary: bytes differ from the fixture")
+			}
+		})
+	}
+}
