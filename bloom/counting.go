@@ -68,8 +68,7 @@ const (
 // caller locks).
 //
 // The zero Counting is not usable; create one with NewCounting,
-// NewCountingWithMK or DecodeCounting, or call UnmarshalBinary / ReadFrom
-// on it. On the zero value the methods that read or change counters (Add,
+// NewCountingWithMK, or call UnmarshalBinary / ReadFrom on it. On the zero value the methods that read or change counters (Add,
 // Remove, Test, Count and their forms, Stats, Compatible, Union,
 // Intersect, the encoders) panic with a message naming these; the getters
 // return zeros.

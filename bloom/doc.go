@@ -176,8 +176,7 @@
 // encoding.BinaryUnmarshaler, encoding.BinaryAppender, io.WriterTo and
 // io.ReaderFrom in one versioned, self-describing, CRC-32C-checked format
 // (magic "PRBL"; kinds 1 classic, 2 scalable, 4 counting, 5 stable, 6
-// split-block, and 3 for package cuckoo's filter; PeekKind tells them
-// apart), specified byte by byte in
+// split-block, and 3 for package cuckoo's filter), specified byte by byte in
 // docs/FORMATS.md of this module. Decoders validate the whole input before
 // allocating or changing anything, and never allocate more than the input
 // backs: corrupted or truncated input gives an error (ErrChecksum,

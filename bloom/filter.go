@@ -73,8 +73,8 @@ const (
 // yet shared (a build): they too must not run concurrently with any other
 // use of the Filter.
 //
-// The zero Filter is not usable; create one with New, NewWithMK or Decode,
-// or call UnmarshalBinary / ReadFrom on it. On the zero value the methods
+// The zero Filter is not usable; create one with New or NewWithMK, or call
+// UnmarshalBinary / ReadFrom on it. On the zero value the methods
 // that read or change bits (Add, Test and their forms, Stats, Compatible,
 // Union, Intersect, the encoders) panic with a message naming these; the
 // getters (M, K, N, SizeBytes, …) return zeros.

@@ -146,8 +146,8 @@ type Link struct {
 // read-only use (Test*, N, Links, encoding) is safe.
 //
 // The zero Scalable is not usable (it has no sub-filter and no
-// configuration): create one with NewScalable, RestoreScalable or
-// DecodeScalable, or call UnmarshalBinary / ReadFrom on it. On the zero
+// configuration): create one with NewScalable or RestoreScalable, or call
+// UnmarshalBinary / ReadFrom on it. On the zero
 // value Add, Test and their forms, EstimatedFPR and the encoders panic with
 // a message naming these; N, Capacity, NumLinks, Links and SizeBytes
 // return zeros.

@@ -48,8 +48,7 @@ const MaxStableCellBits = 8
 // use (the caller locks).
 //
 // The zero Stable is not usable; create one with NewStable,
-// NewStableWithParams or DecodeStable, or call UnmarshalBinary / ReadFrom
-// on it. On the zero value Add, Test and their forms, Stats and the
+// NewStableWithParams, or call UnmarshalBinary / ReadFrom on it. On the zero value Add, Test and their forms, Stats and the
 // encoders panic with a message naming these; the getters return zeros.
 type Stable struct {
 	words   []uint64

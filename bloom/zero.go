@@ -7,10 +7,10 @@ package bloom
 // plain fields (M, K, N, SizeBytes, HashID, …) return zeros, and decoding
 // into a zero value (UnmarshalBinary, ReadFrom) works.
 const (
-	zeroFilter   = "bloom: method called on a zero Filter, which is not usable: create it with New, NewWithMK or Decode (or UnmarshalBinary into it)"
-	zeroCounting = "bloom: method called on a zero Counting, which is not usable: create it with NewCounting, NewCountingWithMK or DecodeCounting (or UnmarshalBinary into it)"
-	zeroStable   = "bloom: method called on a zero Stable, which is not usable: create it with NewStable, NewStableWithParams or DecodeStable (or UnmarshalBinary into it)"
-	zeroScalable = "bloom: method called on a zero Scalable, which is not usable: create it with NewScalable, RestoreScalable or DecodeScalable (or UnmarshalBinary into it)"
+	zeroFilter   = "bloom: method called on a zero Filter, which is not usable: create it with New or NewWithMK (or UnmarshalBinary into it)"
+	zeroCounting = "bloom: method called on a zero Counting, which is not usable: create it with NewCounting or NewCountingWithMK (or UnmarshalBinary into it)"
+	zeroStable   = "bloom: method called on a zero Stable, which is not usable: create it with NewStable or NewStableWithParams (or UnmarshalBinary into it)"
+	zeroScalable = "bloom: method called on a zero Scalable, which is not usable: create it with NewScalable or RestoreScalable (or UnmarshalBinary into it)"
 	zeroSBBF     = "bloom: method called on a zero SBBF, which is not usable: create it with NewSBBF, NewSBBFBlocks, NewSBBFFromParquet, DecodeSBBF or DecodeParquet (or UnmarshalBinary into it)"
 	zeroBuilder  = "bloom: method called on a zero Builder, which is not usable: create it with NewBuilder"
 )

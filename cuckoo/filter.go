@@ -68,8 +68,8 @@ type Config struct {
 // Filter is a cuckoo filter (Fan, Andersen, Kaminsky & Mitzenmacher 2014)
 // made of one or more sub-filters. See the package documentation.
 //
-// The zero Filter is not usable: create one with New, NewWithConfig,
-// Restore or Decode, or call UnmarshalBinary / ReadFrom on it. On the zero
+// The zero Filter is not usable: create one with New, NewWithConfig
+// or Restore, or call UnmarshalBinary / ReadFrom on it. On the zero
 // value, every method that reads or changes the tables (Insert, Lookup,
 // Count, Delete, Compact, SubFilters, Stats, the table access and the
 // encoders) panics with a message naming them; the counters (Items,
@@ -99,7 +99,7 @@ type Filter struct {
 
 // zeroFilter is the panic message of a method that needs the tables,
 // called on the zero Filter.
-const zeroFilter = "cuckoo: method called on a zero Filter, which is not usable: create it with New, NewWithConfig, Restore or Decode (or UnmarshalBinary into it)"
+const zeroFilter = "cuckoo: method called on a zero Filter, which is not usable: create it with New, NewWithConfig or Restore (or UnmarshalBinary into it)"
 
 // core16 returns the 16-bit core, the one in use when c8 is nil; on the
 // zero Filter (neither set) it panics with zeroFilter instead of a nil
