@@ -1,11 +1,10 @@
 package cuckoo_test
 
 import (
-	"bytes"
-	"io"
 	"testing"
 
 	"github.com/probly/probly/cuckoo"
+	"github.com/probly/probly/internal/binfmt/binfmttest"
 )
 
 // Encoding throughput of a cuckoo filter of 1M items at p = 0.01.
@@ -17,35 +16,5 @@ func BenchmarkFilterEncoding(b *testing.B) {
 	for i := range 100_000 {
 		f.Insert([]byte{byte(i), byte(i >> 8), byte(i >> 16)})
 	}
-	enc, _ := f.MarshalBinary()
-	b.Run("MarshalBinary", func(b *testing.B) {
-		b.SetBytes(int64(len(enc)))
-		for range b.N {
-			f.MarshalBinary()
-		}
-	})
-	b.Run("WriteTo", func(b *testing.B) {
-		b.SetBytes(int64(len(enc)))
-		for range b.N {
-			f.WriteTo(io.Discard)
-		}
-	})
-	b.Run("UnmarshalBinary", func(b *testing.B) {
-		b.SetBytes(int64(len(enc)))
-		var g cuckoo.Filter
-		for range b.N {
-			if err := g.UnmarshalBinary(enc); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("ReadFrom", func(b *testing.B) {
-		b.SetBytes(int64(len(enc)))
-		var g cuckoo.Filter
-		for range b.N {
-			if _, err := g.ReadFrom(bytes.NewReader(enc)); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	binfmttest.BenchEncoding(b, f, func() binfmttest.Codec { return new(cuckoo.Filter) })
 }

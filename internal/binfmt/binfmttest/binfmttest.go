@@ -69,3 +69,42 @@ func CheckFixtures(t *testing.T, dir string, newFor func(name string) Codec) {
 		})
 	}
 }
+
+// BenchEncoding measures MarshalBinary, WriteTo, UnmarshalBinary and
+// ReadFrom of v, decoding into values from fresh.
+func BenchEncoding(b *testing.B, v Codec, fresh func() Codec) {
+	enc, err := v.MarshalBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("MarshalBinary", func(b *testing.B) {
+		b.SetBytes(int64(len(enc)))
+		for range b.N {
+			v.MarshalBinary()
+		}
+	})
+	b.Run("WriteTo", func(b *testing.B) {
+		b.SetBytes(int64(len(enc)))
+		for range b.N {
+			v.WriteTo(io.Discard)
+		}
+	})
+	b.Run("UnmarshalBinary", func(b *testing.B) {
+		b.SetBytes(int64(len(enc)))
+		g := fresh()
+		for range b.N {
+			if err := g.UnmarshalBinary(enc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ReadFrom", func(b *testing.B) {
+		b.SetBytes(int64(len(enc)))
+		g := fresh()
+		for range b.N {
+			if _, err := g.ReadFrom(bytes.NewReader(enc)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
