@@ -32,31 +32,29 @@ func ReserveMem(f func(n uint64) bool) Option {
 	return func(ctx *command.Ctx) { ctx.ReserveMem = f }
 }
 
-// Run dispatches args like the server: lookup, arity check, handler, flush.
-// It returns the exact reply bytes and the Ctx.Seq the handler left. An
-// unknown command answers "-ERR unknown command". opts adjust the Ctx
-// before the handler runs.
+// Run runs args through command.Table.Run, the path every caller takes
+// (internal records allowed, as replay and the follower run them; no
+// AUTH, maxmemory or write-guard checks), and returns the exact reply
+// bytes and the AOF sequence the handler wrote. opts adjust the Ctx
+// before the command runs.
 func Run(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto int, args [][]byte, opts ...Option) (reply string, seq uint64) {
-	spec := tab.Lookup(args[0])
-	if spec == nil {
-		return "-ERR unknown command\r\n", 0
-	}
+	reply, o := RunOutcome(tab, store, cfg, proto, args, opts...)
+	return reply, o.Seq
+}
+
+// RunOutcome is Run that returns the command's Outcome as well.
+func RunOutcome(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto int, args [][]byte, opts ...Option) (string, command.Outcome) {
 	var buf bytes.Buffer
 	w := redcon.NewWriter(&buf)
-	if !command.CheckArity(spec.Arity, len(args)) {
-		w.WriteError(command.ArityError(spec.Name))
-		w.Flush()
-		return buf.String(), 0
-	}
 	ctx := &command.Ctx{Args: args, R: resp.New(w, proto), Store: store, Config: cfg}
 	for _, o := range opts {
 		o(ctx)
 	}
-	spec.Handler(ctx)
+	o := tab.Run(ctx, &command.Policy{Internal: true})
 	if err := w.Flush(); err != nil {
 		panic(err)
 	}
-	return buf.String(), ctx.Seq
+	return buf.String(), o
 }
 
 // Argv converts strings to a command's argument vector.
