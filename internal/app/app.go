@@ -247,14 +247,14 @@ func Replayer(table *command.Table, cfg *config.Registry, store *keyspace.Store)
 	w := redcon.NewWriter(io.Discard) // never flushed: SetBuffer drops each reply
 	c := &command.Ctx{R: resp.New(w, 2), Store: store, Config: cfg,
 		Conn: &command.Conn{Proto: 2, Authed: true}, Server: &replayServer{store: store, table: table}, Replay: true}
-	policy := &command.Policy{Internal: true, Admit: func(_ *command.Ctx, spec *command.Spec) string {
+	policy := &command.Policy{Internal: true, Admit: command.AdmitFunc(func(_ *command.Ctx, spec *command.Spec) string {
 		if spec.Flags&command.FlagAdmin != 0 || len(spec.Subcommands) > 0 || strings.IndexByte(spec.Name, '|') >= 0 {
 			// CONFIG, SAVE, DEBUG …: never logged, so the file was not
 			// written by probly.
 			return errNeverLogged
 		}
 		return ""
-	}}
+	})}
 	return func(args [][]byte) error {
 		if len(args) == 0 {
 			return errors.New("app: empty log record")

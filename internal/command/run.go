@@ -10,18 +10,18 @@ type Outcome struct {
 	// was named, the container itself when its subcommand is unknown, nil
 	// when the name is unknown.
 	Spec *Spec
+	// Err is the first error in the reply (at any depth: an error element
+	// of a BF.MADD array counts), without the leading '-'; see Failed.
+	Err string
+	// Seq is the highest AOF sequence number the handler wrote (Ctx.Seq;
+	// 0: none).
+	Seq uint64
 	// Ran reports that the handler ran. It is false when the command was
 	// refused before: unknown name or subcommand, wrong arity, or
 	// Policy.Admit.
 	Ran bool
-	// Failed reports that the reply holds an error at any depth (an error
-	// element of a BF.MADD array counts); Err is the first one, without
-	// the leading '-'.
+	// Failed reports that the reply holds an error (Err).
 	Failed bool
-	Err    string
-	// Seq is the highest AOF sequence number the handler wrote (Ctx.Seq;
-	// 0: none).
-	Seq uint64
 	// Silent reports that the handler wrote no reply at all (a bug): Run
 	// answered "ERR internal error: <name> produced no reply" for it.
 	Silent bool
@@ -37,8 +37,24 @@ type Policy struct {
 	// handler: a non-empty result is the error reply, and the handler does
 	// not run (the server's AUTH, maxmemory and write-guard checks; the
 	// replayer's refusal of commands that are never logged). c.Args is set.
-	Admit func(c *Ctx, spec *Spec) string
+	Admit Admitter
+	// Unknown, if not nil, is asked when the name is unknown: true means
+	// it dealt with the command and Run writes no reply (the server's
+	// cross-protocol check, which closes the connection instead).
+	Unknown func(c *Ctx) bool
 }
+
+// Admitter decides whether a command may run (Policy.Admit): it returns
+// the error reply that refuses it, or "" to let it run.
+type Admitter interface {
+	Admit(c *Ctx, spec *Spec) string
+}
+
+// AdmitFunc is a function that is an Admitter.
+type AdmitFunc func(c *Ctx, spec *Spec) string
+
+// Admit calls f.
+func (f AdmitFunc) Admit(c *Ctx, spec *Spec) string { return f(c, spec) }
 
 // Run runs the command c.Args names (Args[0] the name, in any case) as
 // every caller does — the server, AOF replay, the follower and the test
@@ -65,14 +81,16 @@ func (t *Table) Run(c *Ctx, p *Policy) Outcome {
 	}
 	switch {
 	case o.Spec == nil:
-		r.Error(UnknownCommand(c.Args))
+		if p.Unknown == nil || !p.Unknown(c) {
+			r.Error(UnknownCommand(c.Args))
+		}
 	case spec == nil:
 		r.Error(UnknownSubcommand(c.Args))
 	case !CheckArity(spec.Arity, len(c.Args)) || spec.Handler == nil:
 		r.Error(ArityError(spec.Name))
 	default:
 		if p.Admit != nil {
-			if msg := p.Admit(c, spec); msg != "" {
+			if msg := p.Admit.Admit(c, spec); msg != "" {
 				r.Error(msg)
 				break
 			}
@@ -93,21 +111,33 @@ func (t *Table) Run(c *Ctx, p *Policy) Outcome {
 	return o
 }
 
-// lookupLower finds a command by name, lowercasing ASCII into c's buffer
-// so that it does not allocate; internal names are unknown unless
-// internal.
+// lookupLower finds a command by name, lowercasing ASCII into a buffer on
+// the stack (or c's, for a name longer than it) so that it does not
+// allocate; internal names are unknown unless internal.
 func (t *Table) lookupLower(c *Ctx, name []byte, internal bool) *Spec {
 	if len(name) > t.maxName || (!internal && IsInternal(name)) {
 		return nil
 	}
-	c.lower = c.lower[:0]
+	if len(name) > 32 {
+		c.lower = appendLower(c.lower[:0], name)
+		return t.m[string(c.lower)]
+	}
+	var buf [32]byte
+	if s, ok := t.m[string(appendLower(buf[:0], name))]; ok {
+		return s
+	}
+	return nil
+}
+
+// appendLower appends name to dst with ASCII letters in lowercase.
+func appendLower(dst, name []byte) []byte {
 	for _, b := range name {
 		if 'A' <= b && b <= 'Z' {
 			b += 'a' - 'A'
 		}
-		c.lower = append(c.lower, b)
+		dst = append(dst, b)
 	}
-	return t.m[string(c.lower)]
+	return dst
 }
 
 // cString mimics printf("%.*s"): the bytes up to the first NUL, at most n.

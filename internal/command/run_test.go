@@ -50,13 +50,13 @@ func TestRun(t *testing.T) {
 	}
 	plain := &command.Policy{}
 	admitted := 0
-	refuse := &command.Policy{Admit: func(_ *command.Ctx, s *command.Spec) string {
+	refuse := &command.Policy{Admit: command.AdmitFunc(func(_ *command.Ctx, s *command.Spec) string {
 		admitted++
 		if s.Flags&command.FlagWrite != 0 {
 			return "READONLY no"
 		}
 		return ""
-	}}
+	})}
 	for _, tc := range []struct {
 		p      *command.Policy
 		args   []string
@@ -77,6 +77,8 @@ func TestRun(t *testing.T) {
 		{plain, []string{"box", "X"}, "-ERR wrong number of arguments for 'box|x' command\r\n", "box|x", false, "ERR wrong number of arguments for 'box|x' command", 0, false},
 		{plain, []string{"box", "X", "v"}, "$1\r\nv\r\n", "box|x", true, "", 0, false},
 		{plain, []string{"box", "y"}, "-ERR unknown subcommand 'y'. Try BOX HELP.\r\n", "box", false, "ERR unknown subcommand 'y'. Try BOX HELP.", 0, false},
+		{&command.Policy{Unknown: func(c *command.Ctx) bool { return string(c.Args[0]) == "POST" }}, []string{"POST"}, "", "", false, "", 0, false},
+		{&command.Policy{Unknown: func(*command.Ctx) bool { return false }}, []string{"GETX"}, "-ERR unknown command 'GETX', with args beginning with: \r\n", "", false, "ERR unknown command 'GETX', with args beginning with: ", 0, false},
 		{refuse, []string{"ok"}, "-READONLY no\r\n", "ok", false, "READONLY no", 0, false},
 		{refuse, []string{"arr"}, "*3\r\n:1\r\n-ERR second\r\n-ERR third\r\n", "arr", true, "ERR second", 7, false},
 	} {

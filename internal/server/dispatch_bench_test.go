@@ -104,3 +104,17 @@ func BenchmarkDispatch(b *testing.B) {
 		})
 	}
 }
+
+// TestIsHTTP: the first words of HTTP request lines, in any case, and
+// nothing else.
+func TestIsHTTP(t *testing.T) {
+	for name, want := range map[string]bool{
+		"POST": true, "post": true, "PoSt": true, "Host:": true, "HOST:": true, "hOsT:": true,
+		"": false, "P": false, "PING": false, "host": false, "hosts": false, "xost": false,
+		"POSTS": false, "Post:": false, "GET": false, "po": false,
+	} {
+		if got := isHTTP([]byte(name)); got != want {
+			t.Errorf("isHTTP(%q) = %v", name, got)
+		}
+	}
+}

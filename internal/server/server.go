@@ -739,7 +739,7 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.res.m = &s.mem
 	c.ctx = command.Ctx{R: &c.reply, Store: s.store, Config: s.cfg, Conn: &c.conn, Server: s,
 		ReserveMem: c.res.reserve}
-	c.policy = command.Policy{Admit: c.admit}
+	c.policy = command.Policy{Admit: c, Unknown: c.unknown}
 	return c
 }
 
@@ -901,11 +901,6 @@ func (c *client) exec(args [][]byte) {
 // server's admission checks (admit) and returns its registered name (or
 // UnknownCommand).
 func (c *client) dispatch(args [][]byte) string {
-	if isHTTP(args[0]) {
-		// Not a command name ("POST", "Host:"): an HTTP request.
-		c.crossProtocol()
-		return UnknownCommand
-	}
 	c.ctx.Args = args
 	o := c.s.table.Run(&c.ctx, &c.policy)
 	c.ctx.Args = nil
@@ -926,9 +921,20 @@ func (c *client) dispatch(args [][]byte) string {
 	return o.Spec.Name
 }
 
-// admit is the server's command.Policy.Admit: AUTH, maxmemory and the
+// unknown is the server's command.Policy.Unknown: an unknown name that is
+// the first word of an HTTP request line ("POST", "Host:") ends the
+// connection without a reply (crossProtocol).
+func (c *client) unknown(ctx *command.Ctx) bool {
+	if !isHTTP(ctx.Args[0]) {
+		return false
+	}
+	c.crossProtocol()
+	return true
+}
+
+// Admit is the server's command.Policy.Admit: AUTH, maxmemory and the
 // write guard, in that order, between the arity check and the handler.
-func (c *client) admit(ctx *command.Ctx, spec *command.Spec) string {
+func (c *client) Admit(ctx *command.Ctx, spec *command.Spec) string {
 	switch {
 	case !c.conn.Authed && spec.Flags&command.FlagNoAuth == 0:
 		return noAuthMsg
