@@ -123,7 +123,14 @@ func (t *Table) lookupLower(c *Ctx, name []byte, internal bool) *Spec {
 		return t.m[string(c.lower)]
 	}
 	var buf [32]byte
-	if s, ok := t.m[string(appendLower(buf[:0], name))]; ok {
+	low := buf[:len(name)]
+	for i, b := range name {
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		low[i] = b
+	}
+	if s, ok := t.m[string(low)]; ok {
 		return s
 	}
 	return nil
