@@ -125,11 +125,12 @@ func (d *Discard) Append([][]byte) (uint64, error) {
 	return d.seq, nil
 }
 
-// Bencher runs one command's handler repeatedly the way the server does
-// (handler, then flush of the reply), reusing its Ctx and reply buffer, so
-// that a benchmark's allocs/op counts the handler's allocations only.
+// Bencher runs one command repeatedly the way the server does
+// (command.Table.Run, then flush of the reply), reusing its Ctx and reply
+// buffer, so that a benchmark's allocs/op counts the handler's allocations
+// only (Run itself allocates nothing).
 type Bencher struct {
-	spec *command.Spec
+	tab  *command.Table
 	ctx  command.Ctx
 	buf  bytes.Buffer
 	w    *redcon.Writer
@@ -138,27 +139,28 @@ type Bencher struct {
 // NewBencher returns a Bencher for the command called name in tab. It
 // panics if the command is unknown.
 func NewBencher(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto int, name string) *Bencher {
-	spec := tab.Lookup([]byte(name))
-	if spec == nil {
+	if tab.Lookup([]byte(name)) == nil {
 		panic("commandtest: unknown command " + name)
 	}
-	b := &Bencher{spec: spec}
+	b := &Bencher{tab: tab}
 	b.w = redcon.NewWriter(&b.buf)
 	b.ctx = command.Ctx{R: resp.New(b.w, proto), Store: store, Config: cfg}
 	return b
 }
 
-// Do runs the handler on args (args[0] is the command name; the arity is
-// not checked) and returns the reply bytes, valid until the next Do.
+// Do runs args (args[0] is the command name) and returns the reply bytes,
+// valid until the next Do.
 func (b *Bencher) Do(args [][]byte) []byte {
 	b.buf.Reset()
-	b.ctx.Args, b.ctx.Seq = args, 0
-	b.spec.Handler(&b.ctx)
+	b.ctx.Args = args
+	b.tab.Run(&b.ctx, &benchPolicy)
 	if err := b.w.Flush(); err != nil {
 		panic(err)
 	}
 	return b.buf.Bytes()
 }
+
+var benchPolicy = command.Policy{Internal: true}
 
 // RandInts yields the items redis-benchmark's __rand_int__ placeholder
 // produces with -r n: 12-digit zero-padded decimal numbers drawn uniformly
