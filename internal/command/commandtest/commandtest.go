@@ -130,10 +130,10 @@ func (d *Discard) Append([][]byte) (uint64, error) {
 // buffer, so that a benchmark's allocs/op counts the handler's allocations
 // only (Run itself allocates nothing).
 type Bencher struct {
-	tab  *command.Table
-	ctx  command.Ctx
-	buf  bytes.Buffer
-	w    *redcon.Writer
+	tab *command.Table
+	ctx command.Ctx
+	buf bytes.Buffer
+	w   *redcon.Writer
 }
 
 // NewBencher returns a Bencher for the command called name in tab. It
