@@ -5,17 +5,17 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -237,91 +237,52 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // Replayer returns a function that applies one logged record to store by
-// running it through the command table, discarding the reply. A record
-// whose reply is an error means the log and the code disagree; it aborts
-// recovery rather than silently dropping data.
+// running it through the command table (command.Table.Run, internal
+// records allowed), discarding the reply. A record whose outcome is an
+// error (at any depth: an error element of a BF.MADD reply counts) means
+// the log and the code disagree; it aborts recovery rather than silently
+// dropping data. Records of commands that are never logged (admin
+// commands, containers and their subcommands) are refused.
 func Replayer(table *command.Table, cfg *config.Registry, store *keyspace.Store) func(args [][]byte) error {
-	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
-	rs := &replayServer{store: store, table: table}
-	conn := &command.Conn{Proto: 2, Authed: true}
+	w := redcon.NewWriter(io.Discard) // never flushed: SetBuffer drops each reply
+	c := &command.Ctx{R: resp.New(w, 2), Store: store, Config: cfg,
+		Conn: &command.Conn{Proto: 2, Authed: true}, Server: &replayServer{store: store, table: table}, Replay: true}
+	policy := &command.Policy{Internal: true, Admit: command.AdmitFunc(func(_ *command.Ctx, spec *command.Spec) string {
+		if spec.Flags&command.FlagAdmin != 0 || len(spec.Subcommands) > 0 || strings.IndexByte(spec.Name, '|') >= 0 {
+			// CONFIG, SAVE, DEBUG …: never logged, so the file was not
+			// written by probly.
+			return errNeverLogged
+		}
+		return ""
+	})}
 	return func(args [][]byte) error {
 		if len(args) == 0 {
 			return errors.New("app: empty log record")
 		}
-		spec := table.Lookup(args[0])
-		if spec == nil {
-			return fmt.Errorf("app: log record for unknown command %q", args[0])
-		}
-		if len(spec.Subcommands) > 0 || spec.Handler == nil || spec.Flags&command.FlagAdmin != 0 {
-			// CONFIG, SAVE, DEBUG …: never logged, so the file was not
-			// written by probly (and CONFIG's own Handler is nil).
-			return fmt.Errorf("app: log record for %q, a command that is never logged", spec.Name)
-		}
-		if !command.CheckArity(spec.Arity, len(args)) {
-			return fmt.Errorf("app: log record %q has %d arguments", spec.Name, len(args))
-		}
-		buf.Reset()
 		w.SetBuffer(nil)
-		c := &command.Ctx{Args: args, R: resp.New(w, 2), Store: store, Config: cfg, Conn: conn, Server: rs, Replay: true}
-		spec.Handler(c)
-		if err := w.Flush(); err != nil {
-			return err
-		}
-		if msg, ok := replyError(buf.Bytes()); ok {
-			if msg == command.ErrOOM {
-				// Replay ignores maxmemory: only the allocation limit refuses.
-				return fmt.Errorf("app: replaying %q needs more memory than this process can have (%d bytes available)", spec.Name, command.AllocLimit())
-			}
-			return fmt.Errorf("app: replaying %q failed: %s", spec.Name, msg)
+		c.Args = args
+		o := table.Run(c, policy)
+		c.Args = nil
+		switch {
+		case o.Spec == nil:
+			return fmt.Errorf("app: log record for unknown command %q", args[0])
+		case !o.Ran && o.Err == errNeverLogged:
+			return fmt.Errorf("app: log record for %q, a command that is never logged", o.Spec.Name)
+		case !o.Ran:
+			return fmt.Errorf("app: log record %q with %d arguments refused: %s", o.Spec.Name, len(args), o.Err)
+		case o.Err == command.ErrOOM:
+			// Replay ignores maxmemory: only the allocation limit refuses.
+			return fmt.Errorf("app: replaying %q needs more memory than this process can have (%d bytes available)", o.Spec.Name, command.AllocLimit())
+		case o.Failed:
+			return fmt.Errorf("app: replaying %q failed: %s", o.Spec.Name, o.Err)
 		}
 		return nil
 	}
 }
 
-// replyError walks a RESP2 reply and returns the first error it holds,
-// at any depth (an error element inside a BF.MADD array counts: a logged
-// record that now fails would otherwise be skipped silently). A reply it
-// cannot parse is reported as an error too.
-func replyError(b []byte) (string, bool) {
-	pending := 1
-	for pending > 0 {
-		if len(b) == 0 {
-			return "truncated reply", true
-		}
-		i := bytes.Index(b, []byte("\r\n"))
-		if i < 1 {
-			return "malformed reply", true
-		}
-		kind, line := b[0], b[1:i]
-		b = b[i+2:]
-		pending--
-		switch kind {
-		case '-':
-			return string(line), true
-		case '+', ':':
-		case '$':
-			n, err := strconv.Atoi(string(line))
-			if err != nil || n < -1 || (n >= 0 && len(b) < n+2) {
-				return "malformed bulk reply", true
-			}
-			if n >= 0 {
-				b = b[n+2:]
-			}
-		case '*':
-			n, err := strconv.Atoi(string(line))
-			if err != nil || n < -1 {
-				return "malformed array reply", true
-			}
-			if n > 0 {
-				pending += n
-			}
-		default:
-			return "unexpected reply type " + strconv.QuoteRune(rune(kind)), true
-		}
-	}
-	return "", false
-}
+// errNeverLogged is the replayer's refusal of a record of a command that
+// probly never logs (Policy.Admit).
+const errNeverLogged = "ERR never logged"
 
 // replayServer is the command.Server seen by handlers during recovery.
 type replayServer struct {

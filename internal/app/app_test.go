@@ -240,31 +240,6 @@ func toAny(s []string) []any {
 	return out
 }
 
-func TestReplyError(t *testing.T) {
-	cases := []struct {
-		in   string
-		msg  string
-		isEr bool
-	}{
-		{"+OK\r\n", "", false},
-		{":1\r\n", "", false},
-		{"$3\r\n-\r\n\r\n", "", false}, // a bulk holding "-\r\n" is data
-		{"*3\r\n:1\r\n:1\r\n-ERR non scaling filter is full\r\n", "ERR non scaling filter is full", true},
-		{"*2\r\n$1\r\na\r\n*1\r\n-Bad\r\n", "Bad", true},
-		{"-ERR not found\r\n", "ERR not found", true},
-		{"*-1\r\n", "", false},
-		{"$-1\r\n", "", false},
-		{"*2\r\n:1\r\n", "truncated reply", true},
-		{"", "truncated reply", true},
-	}
-	for _, c := range cases {
-		msg, ok := replyError([]byte(c.in))
-		if ok != c.isEr || msg != c.msg {
-			t.Errorf("replyError(%q) = %q, %v; want %q, %v", c.in, msg, ok, c.msg, c.isEr)
-		}
-	}
-}
-
 // TestRestartKeepsFiltersOverStartupBudget: filters created after raising
 // bf-max-filter-bytes above the budget the server starts with survive a
 // restart, both from the snapshot and from the AOF, although the restarted

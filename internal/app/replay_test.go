@@ -58,3 +58,32 @@ func TestReplayAllocLimit(t *testing.T) {
 		t.Fatal("Reserve ignores the allocation limit during replay")
 	}
 }
+
+// TestReplayErrorInsideArray: a logged record that now fails only in an
+// element of its array reply (BF.MADD into a full non-scaling filter: the
+// array ends with the error) aborts recovery with that error, as does a
+// plain error reply; a record that succeeds does not.
+func TestReplayErrorInsideArray(t *testing.T) {
+	table, cfg := Tables()
+	replay := Replayer(table, cfg, keyspace.New(nil))
+	if err := replay(args("_BF.CREATE", "k", "0.01", "2", "0", "NONSCALING")); err != nil {
+		t.Fatal(err)
+	}
+	if err := replay(args("BF.MADD", "k", "a")); err != nil {
+		t.Fatalf("a record that fits: %v", err)
+	}
+	err := replay(args("BF.MADD", "k", "b", "c", "d", "e"))
+	if err == nil || !strings.Contains(err.Error(), "non scaling filter is full") {
+		t.Fatalf("a record failing inside its array reply: %v", err)
+	}
+	err = replay(args("PFADD", "k", "x"))
+	if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+		t.Fatalf("a record failing with a plain error: %v", err)
+	}
+	if err := replay(args("nosuch", "k")); err == nil || !strings.Contains(err.Error(), "unknown command") {
+		t.Fatalf("a record of an unknown command: %v", err)
+	}
+	if err := replay(args("BF.ADD", "k")); err == nil || !strings.Contains(err.Error(), "wrong number of arguments") {
+		t.Fatalf("a record with a wrong argument count: %v", err)
+	}
+}

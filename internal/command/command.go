@@ -182,6 +182,8 @@ type Ctx struct {
 	// lock). The server releases what a call reserved when its handler
 	// returns. nil admits everything (no server, unit-test harnesses).
 	ReserveMem func(n uint64) bool
+
+	lower []byte // Table.Run's scratch: the command name in lowercase
 }
 
 // ErrOOM is the reply to a command refused because of maxmemory (Redis's
@@ -258,7 +260,8 @@ type Server interface {
 // Table is the set of registered commands. It is built at start-up and
 // read-only afterwards.
 type Table struct {
-	m map[string]*Spec
+	m       map[string]*Spec
+	maxName int // the longest registered name
 }
 
 // NewTable returns an empty Table.
@@ -278,6 +281,7 @@ func (t *Table) Add(specs ...*Spec) {
 			sub.deriveKeys()
 		}
 		t.m[s.Name] = s
+		t.maxName = max(t.maxName, len(s.Name))
 	}
 }
 

@@ -57,20 +57,14 @@ func CreateKey(c *Ctx, key []byte, cr Creator) {
 		c.R.Error(err.Error())
 		return
 	}
-	seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-		if st = status(tx.Value); st != "" {
-			return
+	if c.Update(key, func(tx *keyspace.Txn) string {
+		if st := status(tx.Value); st != "" {
+			return st
 		}
 		tx.Set(v)
 		_ = tx.Log(cr.Record...) // error returned by Update
-	})
-	c.Seq = seq
-	switch {
-	case st != "":
-		c.R.Error(st)
-	case lerr != nil:
-		c.R.Error("ERR " + lerr.Error())
-	default:
+		return ""
+	}) {
 		c.R.OK()
 	}
 }

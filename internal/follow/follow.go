@@ -81,7 +81,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/tidwall/redcon"
 
 	"github.com/probly/probly/guard"
 	"github.com/probly/probly/guard/natsstream"
@@ -90,7 +89,6 @@ import (
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/redisbloom"
 	"github.com/probly/probly/internal/rediscuckoo"
-	"github.com/probly/probly/internal/resp"
 	"github.com/probly/probly/internal/strval"
 )
 
@@ -139,12 +137,10 @@ type Follower struct {
 	stopOnce sync.Once
 
 	// Owned by the run goroutine.
-	logged   uint64 // value last written to the position key
-	unsynced uint64 // highest AOF sequence whose Wait failed (0: none)
-	out      bytes.Buffer
-	w        *redcon.Writer
-	conn     command.Conn
-	args     [][]byte // scratch for batched commands
+	logged   uint64       // value last written to the position key
+	unsynced uint64       // highest AOF sequence whose Wait failed (0: none)
+	runner   *tableRunner // runs the follower's commands (exec)
+	args     [][]byte     // scratch for batched commands
 
 	// Shared with readers (INFO, /readyz, EXISTS, FOLLOW.WAIT).
 	reader     atomic.Pointer[natsstream.Reader]
@@ -208,8 +204,7 @@ func New(cfg *Config, d Deps) (*Follower, error) {
 			return nil, fmt.Errorf("follow: the command table has no %s", name)
 		}
 	}
-	f.w = redcon.NewWriter(&f.out)
-	f.conn = command.Conn{ID: -1, Proto: 2, Authed: true, Name: "follow"}
+	f.runner = newTableRunner(d.Table, d.Store, d.Config, d.Server)
 	f.setState(StateStarting)
 	ch := make(chan struct{})
 	f.wake.Store(&ch)
@@ -455,8 +450,8 @@ func (f *Follower) empty(key string) bool {
 		}
 	})
 	if str { // an HLL: PFCOUNT (it may update the cached cardinality)
-		if _, err := f.exec([]byte("PFCOUNT"), []byte(key)); err == nil {
-			empty = bytes.Equal(f.out.Bytes(), []byte(":0\r\n"))
+		if reply, _, err := f.runner.do([]byte("PFCOUNT"), []byte(key)); err == nil {
+			empty = bytes.Equal(reply, []byte(":0\r\n"))
 		}
 	}
 	return empty
@@ -523,21 +518,8 @@ func (f *Follower) prepareKey(k KeyConfig, ks *keyState) error {
 // returns the AOF sequence it wrote; an error reply (at any depth) is an
 // error.
 func (f *Follower) exec(args ...[]byte) (uint64, error) {
-	spec := f.d.Table.Lookup(args[0])
-	if spec == nil || spec.Handler == nil || !command.CheckArity(spec.Arity, len(args)) {
-		return 0, fmt.Errorf("follow: cannot run %s", args[0])
-	}
-	f.out.Reset()
-	f.w.SetBuffer(nil)
-	c := &command.Ctx{Args: args, R: resp.New(f.w, 2), Store: f.d.Store, Config: f.d.Config, Conn: &f.conn, Server: f.d.Server}
-	spec.Handler(c)
-	if err := f.w.Flush(); err != nil {
-		return c.Seq, err
-	}
-	if msg, ok := replyError(f.out.Bytes()); ok {
-		return c.Seq, fmt.Errorf("%s: %s", spec.Name, msg)
-	}
-	return c.Seq, nil
+	_, seq, err := f.runner.do(args...)
+	return seq, err
 }
 
 // applyError is a failure to apply or persist a change: the follower halts
@@ -995,39 +977,6 @@ func (f *Follower) writePosition(pos uint64) (uint64, error) {
 	}
 	f.logged = pos
 	return seq, nil
-}
-
-// replyError returns the first error in a RESP2 reply, at any depth.
-func replyError(b []byte) (string, bool) {
-	pending := 1
-	for pending > 0 {
-		i := bytes.Index(b, []byte("\r\n"))
-		if len(b) == 0 || i < 1 {
-			return "malformed reply", true
-		}
-		kind, line := b[0], b[1:i]
-		b = b[i+2:]
-		pending--
-		switch kind {
-		case '-':
-			return string(line), true
-		case '$':
-			n, err := strconv.Atoi(string(line))
-			if err != nil || n < -1 || (n >= 0 && len(b) < n+2) {
-				return "malformed reply", true
-			}
-			if n >= 0 {
-				b = b[n+2:]
-			}
-		case '*':
-			n, err := strconv.Atoi(string(line))
-			if err != nil || n < -1 {
-				return "malformed reply", true
-			}
-			pending += max(n, 0)
-		}
-	}
-	return "", false
 }
 
 // maybePublish captures a snapshot of the followed keys when one is due

@@ -1,7 +1,6 @@
 package follow_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,16 +11,15 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/tidwall/redcon"
 
 	"github.com/probly/probly/guard/natsstream"
 	"github.com/probly/probly/internal/app"
 	"github.com/probly/probly/internal/command"
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/follow"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/persist"
-	"github.com/probly/probly/internal/resp"
 )
 
 func quiet() *slog.Logger {
@@ -138,16 +136,8 @@ func (n *node) close() {
 
 // do runs a command through the table and returns its RESP2 reply.
 func (n *node) do(args ...string) string {
-	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
-	a := make([][]byte, len(args))
-	for i, s := range args {
-		a[i] = []byte(s)
-	}
-	spec := n.table.Lookup(a[0])
-	spec.Handler(&command.Ctx{Args: a, R: resp.New(w, 2), Store: n.store, Config: n.cfg, Conn: &command.Conn{Proto: 2, Authed: true}})
-	w.Flush()
-	return buf.String()
+	reply, _ := commandtest.Run(n.table, n.store, n.cfg, 2, commandtest.Argv(args...))
+	return reply
 }
 
 func (n *node) info() map[string]string {

@@ -385,52 +385,65 @@ func decodeSnapRecord(p []byte) (snapRecord, error) {
 // RESP2 reply; an error reply (at any depth) is returned as an error.
 type runFunc func(args ...[]byte) (reply []byte, err error)
 
-// tableRunner runs commands through a command table as the follower's
-// connection (ID -1, authenticated, RESP2), the way (*Follower).exec
-// does, and remembers the highest AOF sequence they wrote. Not safe for
-// concurrent use.
+// tableRunner runs commands through a command table (command.Table.Run,
+// internal records allowed) as the follower's connection (ID -1,
+// authenticated, RESP2), and remembers the highest AOF sequence they
+// wrote. The follower applies changes through one (Follower.exec), the
+// snapshot capture and restore through others. Not safe for concurrent
+// use.
 type tableRunner struct {
 	table  *command.Table
-	store  *keyspace.Store
-	cfg    *config.Registry
-	server command.Server
+	ctx    command.Ctx
 	conn   command.Conn
 	out    bytes.Buffer
 	w      *redcon.Writer
 	maxSeq uint64 // highest AOF sequence written (for Deps.Wait)
 }
 
+// runPolicy is the follower's: its records may be internal, and nothing
+// is checked beyond the command's own rules.
+var runPolicy = command.Policy{Internal: true}
+
 func newTableRunner(t *command.Table, store *keyspace.Store, cfg *config.Registry, srv command.Server) *tableRunner {
-	r := &tableRunner{table: t, store: store, cfg: cfg, server: srv,
-		conn: command.Conn{ID: -1, Proto: 2, Authed: true, Name: "follow"}}
+	r := &tableRunner{table: t, conn: command.Conn{ID: -1, Proto: 2, Authed: true, Name: "follow"}}
 	r.w = redcon.NewWriter(&r.out)
+	r.ctx = command.Ctx{R: resp.New(r.w, 2), Store: store, Config: cfg, Conn: &r.conn, Server: srv}
 	return r
+}
+
+// do runs one command and returns its RESP2 reply (valid until the next
+// call) and the AOF sequence it wrote; an error reply, at any depth, is an
+// error (the outcome's, not parsed from the reply).
+func (r *tableRunner) do(args ...[]byte) ([]byte, uint64, error) {
+	r.out.Reset()
+	r.w.SetBuffer(nil)
+	r.ctx.Args = args
+	o := r.table.Run(&r.ctx, &runPolicy)
+	r.ctx.Args = nil
+	r.maxSeq = max(r.maxSeq, o.Seq)
+	if !o.Ran {
+		return nil, 0, fmt.Errorf("follow: cannot run %s", args[0])
+	}
+	if err := r.w.Flush(); err != nil {
+		return nil, o.Seq, err
+	}
+	if o.Failed {
+		return nil, o.Seq, fmt.Errorf("%s: %s", o.Spec.Name, o.Err)
+	}
+	return r.out.Bytes(), o.Seq, nil
 }
 
 // run is a runFunc. The reply is a copy (it survives the next call).
 // Cost: the command's, plus copying its reply.
 func (r *tableRunner) run(args ...[]byte) ([]byte, error) {
-	spec := r.table.Lookup(args[0])
-	if spec == nil || spec.Handler == nil || !command.CheckArity(spec.Arity, len(args)) {
-		return nil, fmt.Errorf("follow: cannot run %s", args[0])
-	}
-	r.out.Reset()
-	r.w.SetBuffer(nil)
-	c := &command.Ctx{Args: args, R: resp.New(r.w, 2), Store: r.store, Config: r.cfg, Conn: &r.conn, Server: r.server}
-	spec.Handler(c)
-	r.maxSeq = max(r.maxSeq, c.Seq)
-	if err := r.w.Flush(); err != nil {
-		return nil, err
-	}
-	reply := bytes.Clone(r.out.Bytes())
-	if len(reply) > 4<<10 {
+	reply, _, err := r.do(args...)
+	reply = bytes.Clone(reply)
+	if r.out.Cap() > 4<<10 {
 		r.out = bytes.Buffer{} // do not keep a large chunk's buffer
 		r.w = redcon.NewWriter(&r.out)
+		r.ctx.R = resp.New(r.w, 2)
 	}
-	if msg, ok := replyError(reply); ok {
-		return nil, fmt.Errorf("%s: %s", spec.Name, msg)
-	}
-	return reply, nil
+	return reply, err
 }
 
 // respValue is a parsed RESP2 reply: kind '+', '-', ':', '$' or '*'.

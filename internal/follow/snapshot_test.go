@@ -581,7 +581,7 @@ func snapFollower(t *testing.T, js jetstream.JetStream) (*Follower, *snapNode) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := New(c, Deps{Table: n.r.table, Config: n.r.cfg, Store: n.st, Wait: func(uint64) error { return nil }, Logger: slog.New(slog.DiscardHandler)})
+	f, err := New(c, Deps{Table: n.r.table, Config: n.r.ctx.Config, Store: n.st, Wait: func(uint64) error { return nil }, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

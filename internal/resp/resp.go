@@ -18,6 +18,11 @@ type Reply struct {
 	// Errors counts the error replies written through Error (the server
 	// reads it to tell a command's outcome for metrics).
 	Errors uint64
+	// FirstErr is the first error reply written through Error since it was
+	// last cleared, at any depth (an element of an array counts): how
+	// command.Run reports a command's error without parsing its reply.
+	// Only its reader clears it; recording it does not allocate.
+	FirstErr string
 	// Writes counts every reply element written (the server checks that a
 	// handler answered at all).
 	Writes uint64
@@ -46,6 +51,9 @@ func (r *Reply) OK() {
 func (r *Reply) Error(msg string) {
 	r.Writes++
 	r.Errors++
+	if r.FirstErr == "" {
+		r.FirstErr = msg
+	}
 	r.W.WriteError(msg)
 }
 

@@ -320,14 +320,16 @@ func (s *Server) evictClients() {
 // isHTTP reports whether a command name is "POST" or "Host:", in any
 // case: the first words of an HTTP request's lines, which a web page can
 // make a browser send to a local server (Redis refuses them the same way).
+// It runs before every command, so it rejects other names on their
+// length and second byte ('o' in both) before comparing.
 func isHTTP(name []byte) bool {
-	switch len(name) {
-	case 4:
-		return strings.EqualFold(string(name), "post")
-	case 5:
-		return strings.EqualFold(string(name), "host:")
+	if n := len(name); n < 4 || n > 5 || name[1]|0x20 != 'o' {
+		return false
 	}
-	return false
+	if len(name) == 4 {
+		return strings.EqualFold(string(name), "post")
+	}
+	return strings.EqualFold(string(name), "host:")
 }
 
 // crossProtocol ends a connection that sent an HTTP request: nothing more

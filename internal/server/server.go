@@ -217,7 +217,6 @@ type Server struct {
 	version string
 	start   time.Time
 	runID   string
-	maxName int // longest registered command name
 
 	lim        limits
 	maxClients atomic.Int64
@@ -330,9 +329,6 @@ func New(opts Options) (*Server, error) {
 	var id [20]byte
 	_, _ = rand.Read(id[:])
 	s.runID = hex.EncodeToString(id[:])
-	for _, sp := range s.table.All() {
-		s.maxName = max(s.maxName, len(sp.Name))
-	}
 
 	maxBulk := opts.MaxBulkLen
 	if maxBulk <= 0 {
@@ -686,19 +682,19 @@ func (s *Server) Flush() (uint64, error) {
 // --- connections ---
 
 type client struct {
-	s     *Server
-	rec   Recorder      // nil without an Observer
-	clock time.Duration // monotonic time (since s.start) of the last command's end
-	nc    net.Conn
-	g     *guard
-	br    *bufio.Reader // between g and rd: kept when rd is replaced
-	rd    *redcon.Reader
-	wr    *redcon.Writer
-	reply resp.Reply
-	conn  command.Conn
-	ctx   command.Ctx
-	res   reservation // the running command's maxmemory reservations
-	lower []byte
+	s      *Server
+	rec    Recorder      // nil without an Observer
+	clock  time.Duration // monotonic time (since s.start) of the last command's end
+	nc     net.Conn
+	g      *guard
+	br     *bufio.Reader // between g and rd: kept when rd is replaced
+	rd     *redcon.Reader
+	wr     *redcon.Writer
+	reply  resp.Reply
+	conn   command.Conn
+	ctx    command.Ctx
+	res    reservation // the running command's maxmemory reservations
+	policy command.Policy
 	// unlogged is set when a write command of the batch reported no AOF
 	// sequence number (see settle).
 	unlogged bool
@@ -743,6 +739,7 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.res.m = &s.mem
 	c.ctx = command.Ctx{R: &c.reply, Store: s.store, Config: s.cfg, Conn: &c.conn, Server: s,
 		ReserveMem: c.res.reserve}
+	c.policy = command.Policy{Admit: c, Unknown: c.unknown}
 	return c
 }
 
@@ -900,59 +897,54 @@ func (c *client) exec(args [][]byte) {
 	c.clock = now
 }
 
-// dispatch runs one command and returns its registered name (or
+// dispatch runs one command through command.Table.Run with the
+// server's admission checks (admit) and returns its registered name (or
 // UnknownCommand).
 func (c *client) dispatch(args [][]byte) string {
-	spec := c.lookup(args[0])
-	if spec == nil {
-		if isHTTP(args[0]) {
-			c.crossProtocol()
+	c.ctx.Args = args
+	o := c.s.table.Run(&c.ctx, &c.policy)
+	c.ctx.Args = nil
+	if !o.Ran {
+		if o.Spec == nil {
 			return UnknownCommand
 		}
-		c.reply.Error(unknownCommand(args))
-		return UnknownCommand
+		return o.Spec.Name
 	}
-	if len(spec.Subcommands) > 0 && len(args) >= 2 {
-		sub := spec.Sub(args[1])
-		if sub == nil {
-			c.reply.Error(unknownSubcommand(args))
-			return spec.Name
-		}
-		spec = sub
-	}
-	if !command.CheckArity(spec.Arity, len(args)) || spec.Handler == nil {
-		c.reply.Error(command.ArityError(spec.Name))
-		return spec.Name
-	}
-	if !c.conn.Authed && spec.Flags&command.FlagNoAuth == 0 {
-		c.reply.Error(noAuthMsg)
-		return spec.Name
-	}
-	if spec.Flags&command.FlagDenyOOM != 0 && c.s.mem.over() {
-		c.reply.Error(oomMsg)
-		return spec.Name
-	}
-	// The write guard (SetWriteGuard): one branch when none is set.
-	if c.s.guard != nil && spec.Flags&command.FlagWrite != 0 && writesGuarded(c.s.guard, spec, args) {
-		c.reply.Error(readOnlyMsg)
-		return spec.Name
-	}
-	c.ctx.Args = args
-	writes := c.reply.Writes
-	spec.Handler(&c.ctx)
 	c.res.releaseAll() // the growth is in Store.Used now
-	if c.reply.Writes == writes {
-		// Every handler must answer; a silent one would leave the client
-		// waiting forever (and desynchronize a pipeline).
-		c.s.log.Error("command wrote no reply", "command", spec.Name, "conn_id", c.conn.ID)
-		c.reply.Error("ERR internal error: " + spec.Name + " produced no reply")
+	if o.Silent {
+		c.s.log.Error("command wrote no reply", "command", o.Spec.Name, "conn_id", c.conn.ID)
 	}
-	c.ctx.Args = nil
 	c.reply.Proto = c.conn.Proto
-	if c.ctx.Seq == 0 && spec.Flags&command.FlagWrite != 0 {
+	if o.Seq == 0 && o.Spec.Flags&command.FlagWrite != 0 {
 		c.unlogged = true
 	}
-	return spec.Name
+	return o.Spec.Name
+}
+
+// unknown is the server's command.Policy.Unknown: an unknown name that is
+// the first word of an HTTP request line ("POST", "Host:") ends the
+// connection without a reply (crossProtocol).
+func (c *client) unknown(ctx *command.Ctx) bool {
+	if !isHTTP(ctx.Args[0]) {
+		return false
+	}
+	c.crossProtocol()
+	return true
+}
+
+// Admit is the server's command.Policy.Admit: AUTH, maxmemory and the
+// write guard, in that order, between the arity check and the handler.
+func (c *client) Admit(ctx *command.Ctx, spec *command.Spec) string {
+	switch {
+	case !c.conn.Authed && spec.Flags&command.FlagNoAuth == 0:
+		return noAuthMsg
+	case spec.Flags&command.FlagDenyOOM != 0 && c.s.mem.over():
+		return oomMsg
+	// The write guard (SetWriteGuard): one branch when none is set.
+	case c.s.guard != nil && spec.Flags&command.FlagWrite != 0 && writesGuarded(c.s.guard, spec, ctx.Args):
+		return readOnlyMsg
+	}
+	return ""
 }
 
 // writesGuarded reports whether spec called with args writes a key owns
@@ -968,61 +960,6 @@ func writesGuarded(owns func([]byte) bool, spec *command.Spec, args [][]byte) bo
 		}
 	}
 	return false
-}
-
-// lookup finds a command, lowercasing ASCII into a per-connection buffer
-// so the common path does not allocate.
-func (c *client) lookup(name []byte) *command.Spec {
-	if len(name) > c.s.maxName || command.IsInternal(name) {
-		return nil
-	}
-	c.lower = c.lower[:0]
-	for _, b := range name {
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		c.lower = append(c.lower, b)
-	}
-	return c.s.table.Lookup(c.lower)
-}
-
-// cString mimics printf("%.*s"): the bytes up to the first NUL, at most n.
-func cString(b []byte, n int) string {
-	for i, x := range b {
-		if x == 0 {
-			b = b[:i]
-			break
-		}
-	}
-	if len(b) > n {
-		b = b[:n]
-	}
-	return string(b)
-}
-
-// unknownCommand formats Redis 7's error for an unknown command. CR and LF
-// become spaces in the writer.
-func unknownCommand(args [][]byte) string {
-	var b strings.Builder
-	b.WriteString("ERR unknown command '")
-	b.WriteString(cString(args[0], 128))
-	b.WriteString("', with args beginning with: ")
-	n := 0
-	for i := 1; i < len(args) && n < 128; i++ {
-		a := cString(args[i], 128-n)
-		b.WriteString("'")
-		b.WriteString(a)
-		b.WriteString("' ")
-		n += len(a) + 3
-	}
-	return b.String()
-}
-
-// unknownSubcommand formats Redis 7's error for an unknown subcommand of a
-// container command.
-func unknownSubcommand(args [][]byte) string {
-	return "ERR unknown subcommand '" + cString(args[1], 128) + "'. Try " +
-		strings.ToUpper(cString(args[0], 128)) + " HELP."
 }
 
 // redactProtoError removes the client byte that some protocol errors

@@ -84,25 +84,6 @@ func Register(t *command.Table, cfg *config.Registry) {
 	t.Add(h.specs()...)
 }
 
-type keyState int
-
-const (
-	keyMissing keyState = iota
-	keyBloom
-	keyWrongType
-)
-
-func asChain(v keyspace.Value) (*redisbloom.Chain, keyState) {
-	switch c := v.(type) {
-	case nil:
-		return nil, keyMissing
-	case *redisbloom.Chain:
-		return c, keyBloom
-	default:
-		return nil, keyWrongType
-	}
-}
-
 func arityError(c *command.Ctx, name string) { c.R.Error(command.ArityError(name)) }
 
 func createRecord(key []byte, p redisbloom.Params) [][]byte {
@@ -263,27 +244,24 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisb
 		pre     *redisbloom.Chain
 		results []bool
 		itemErr error
-		status  string
 		// BF.ADD's result and record fit these (no allocation).
 		oneResult [1]bool
 		oneRec    [3][]byte
 	)
 	for {
 		needCreate := false
-		seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-			ch, st := asChain(tx.Value)
+		ok := c.Update(key, func(tx *keyspace.Txn) string {
+			ch, st := command.As[*redisbloom.Chain](tx.Value)
 			switch st {
-			case keyWrongType:
-				status = errWrongType
-				return
-			case keyMissing:
+			case command.KeyWrongType:
+				return errWrongType
+			case command.KeyMissing:
 				if noCreate {
-					status = errNotFound
-					return
+					return errNotFound
 				}
 				if pre == nil {
 					needCreate = true
-					return
+					return ""
 				}
 				ch = pre
 				tx.Set(ch)
@@ -320,6 +298,7 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisb
 			if rec != nil {
 				_ = tx.Log(rec...)
 			}
+			return ""
 		})
 		if needCreate {
 			budget := h.s.budgetFor(c)
@@ -333,12 +312,8 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisb
 			}
 			continue
 		}
-		c.Seq = seq
 		switch {
-		case status != "":
-			c.R.Error(status)
-		case lerr != nil:
-			c.LogFailed(lerr)
+		case !ok:
 		case mode == replySingle:
 			if itemErr != nil {
 				c.R.Error(itemErr.Error())
@@ -463,7 +438,7 @@ func (h *handlers) exists(c *command.Ctx) {
 	item := c.Args[2]
 	found := false
 	c.Store.View(c.Args[1], func(v keyspace.Value) {
-		if ch, st := asChain(v); st == keyBloom {
+		if ch, st := command.As[*redisbloom.Chain](v); st == command.KeyOK {
 			found = ch.Exists(item)
 		}
 	})
@@ -475,7 +450,7 @@ func (h *handlers) mexists(c *command.Ctx) {
 	items := c.Args[2:]
 	found := make([]bool, len(items))
 	c.Store.View(c.Args[1], func(v keyspace.Value) {
-		if ch, st := asChain(v); st == keyBloom {
+		if ch, st := command.As[*redisbloom.Chain](v); st == command.KeyOK {
 			for i, it := range items {
 				found[i] = ch.Exists(it)
 			}
@@ -490,23 +465,7 @@ func (h *handlers) mexists(c *command.Ctx) {
 // view runs fn on the chain at key, answering ERR not found / WRONGTYPE
 // itself; it reports whether fn ran.
 func view(c *command.Ctx, fn func(ch *redisbloom.Chain)) bool {
-	status := ""
-	c.Store.View(c.Args[1], func(v keyspace.Value) {
-		ch, st := asChain(v)
-		switch st {
-		case keyMissing:
-			status = errNotFound
-		case keyWrongType:
-			status = errWrongType
-		default:
-			fn(ch)
-		}
-	})
-	if status != "" {
-		c.R.Error(status)
-		return false
-	}
-	return true
+	return command.View(c, c.Args[1], errNotFound, fn)
 }
 
 var infoFields = []struct {
@@ -568,10 +527,10 @@ func (h *handlers) card(c *command.Ctx) {
 	var n uint64
 	wrong := false
 	c.Store.View(c.Args[1], func(v keyspace.Value) {
-		switch ch, st := asChain(v); st {
-		case keyBloom:
+		switch ch, st := command.As[*redisbloom.Chain](v); st {
+		case command.KeyOK:
 			n = ch.Card()
-		case keyWrongType:
+		case command.KeyWrongType:
 			wrong = true
 		}
 	})
@@ -624,30 +583,27 @@ func (h *handlers) loadchunk(c *command.Ctx) {
 	var pre *redisbloom.Chain
 	for {
 		needHeader := false
-		status := ""
-		seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-			ch, st := asChain(tx.Value)
+		ok := c.Update(key, func(tx *keyspace.Txn) string {
+			ch, st := command.As[*redisbloom.Chain](tx.Value)
 			switch st {
-			case keyWrongType:
-				status = errWrongType
-				return
-			case keyMissing:
+			case command.KeyWrongType:
+				return errWrongType
+			case command.KeyMissing:
 				if iter != 1 {
-					status = errNotFound
-					return
+					return errNotFound
 				}
 				if pre == nil {
 					needHeader = true
-					return
+					return ""
 				}
 				tx.Set(pre)
 			default:
 				if err := ch.LoadChunk(iter, data); err != nil {
-					status = err.Error()
-					return
+					return err.Error()
 				}
 			}
 			_ = tx.Log(recLoadChunk, key, strconv.AppendInt(nil, iter, 10), data)
+			return ""
 		})
 		if needHeader {
 			budget := h.s.budgetFor(c)
@@ -662,13 +618,7 @@ func (h *handlers) loadchunk(c *command.Ctx) {
 			}
 			continue
 		}
-		c.Seq = seq
-		switch {
-		case status != "":
-			c.R.Error(status)
-		case lerr != nil:
-			c.LogFailed(lerr)
-		default:
+		if ok {
 			c.R.OK()
 		}
 		return

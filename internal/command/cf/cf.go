@@ -94,25 +94,6 @@ func Register(t *command.Table, cfg *config.Registry) {
 	t.Add(h.specs()...)
 }
 
-type keyState int
-
-const (
-	keyMissing keyState = iota
-	keyCuckoo
-	keyWrongType
-)
-
-func asFilter(v keyspace.Value) (*rediscuckoo.Filter, keyState) {
-	switch f := v.(type) {
-	case nil:
-		return nil, keyMissing
-	case *rediscuckoo.Filter:
-		return f, keyCuckoo
-	default:
-		return nil, keyWrongType
-	}
-}
-
 func arityError(c *command.Ctx, name string) { c.R.Error(command.ArityError(name)) }
 
 func u64(n uint64) []byte { return strconv.AppendUint(nil, n, 10) }
@@ -282,35 +263,31 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisc
 		pre     *rediscuckoo.Filter
 		results []int
 		errs    []error
-		status  string
 		// CF.ADD's result and record fit these (no allocation).
 		oneResult [1]int
 		oneRec    [3][]byte
 	)
 	for {
 		needCreate := false
-		seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-			f, st := asFilter(tx.Value)
+		ok := c.Update(key, func(tx *keyspace.Txn) string {
+			f, st := command.As[*rediscuckoo.Filter](tx.Value)
 			switch st {
-			case keyWrongType:
-				status = errWrongType
-				return
-			case keyMissing:
+			case command.KeyWrongType:
+				return errWrongType
+			case command.KeyMissing:
 				if noCreate {
-					status = errNotFound
-					return
+					return errNotFound
 				}
 				if pre == nil {
 					needCreate = true
-					return
+					return ""
 				}
 				f = pre
 				tx.Set(f)
 				_ = tx.Log(createRecord(key, p)...)
 			}
 			if f.NumFilters() >= h.s.maxFilters() {
-				status = errMaxExpansions
-				return
+				return errMaxExpansions
 			}
 			f.SetBudget(h.s.budgetFor(c))
 			if len(items) <= len(oneResult) {
@@ -356,6 +333,7 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisc
 			if rec != nil {
 				_ = tx.Log(rec...)
 			}
+			return ""
 		})
 		if needCreate {
 			budget := h.s.budgetFor(c)
@@ -369,12 +347,8 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisc
 			}
 			continue
 		}
-		c.Seq = seq
 		switch {
-		case status != "":
-			c.R.Error(status)
-		case lerr != nil:
-			c.LogFailed(lerr)
+		case !ok:
 		case !mode.multi():
 			switch results[0] {
 			case resNoSpace:
@@ -475,17 +449,14 @@ func (h *handlers) insertCommon(c *command.Ctx, name string, mode addMode) {
 // items inserted before it.
 func (h *handlers) addRecord(c *command.Ctx) {
 	key, items := c.Args[1], c.Args[2:]
-	status := ""
 	var itemErr error
-	seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-		f, st := asFilter(tx.Value)
+	ok := c.Update(key, func(tx *keyspace.Txn) string {
+		f, st := command.As[*rediscuckoo.Filter](tx.Value)
 		switch st {
-		case keyMissing:
-			status = errNotFound
-			return
-		case keyWrongType:
-			status = errWrongType
-			return
+		case command.KeyMissing:
+			return errNotFound
+		case command.KeyWrongType:
+			return errWrongType
 		}
 		f.SetBudget(h.s.budgetFor(c))
 		n := 0
@@ -498,13 +469,10 @@ func (h *handlers) addRecord(c *command.Ctx) {
 		if n > 0 {
 			_ = tx.Log(append([][]byte{recAdd, key}, items[:n]...)...)
 		}
+		return ""
 	})
-	c.Seq = seq
 	switch {
-	case status != "":
-		c.R.Error(status)
-	case lerr != nil:
-		c.LogFailed(lerr)
+	case !ok:
 	case itemErr != nil:
 		c.R.Error(itemErr.Error())
 	default:
@@ -527,7 +495,7 @@ func (h *handlers) check(c *command.Ctx, dst []uint64, fn func(f *rediscuckoo.Fi
 		out = make([]uint64, len(items))
 	}
 	c.Store.View(c.Args[1], func(v keyspace.Value) {
-		if f, st := asFilter(v); st == keyCuckoo {
+		if f, st := command.As[*rediscuckoo.Filter](v); st == command.KeyOK {
 			for i, it := range items {
 				out[i] = fn(f, it)
 			}
@@ -567,23 +535,7 @@ func (h *handlers) count(c *command.Ctx) {
 // view runs fn on the filter at key, answering ERR not found / WRONGTYPE
 // itself; it reports whether fn ran.
 func view(c *command.Ctx, fn func(f *rediscuckoo.Filter)) bool {
-	status := ""
-	c.Store.View(c.Args[1], func(v keyspace.Value) {
-		f, st := asFilter(v)
-		switch st {
-		case keyMissing:
-			status = errNotFound
-		case keyWrongType:
-			status = errWrongType
-		default:
-			fn(f)
-		}
-	})
-	if status != "" {
-		c.R.Error(status)
-		return false
-	}
-	return true
+	return command.View(c, c.Args[1], errNotFound, fn)
 }
 
 var infoFields = []string{
@@ -620,24 +572,17 @@ func (h *handlers) debug(c *command.Ctx) {
 // CF.DEL key item: "Not found" for a missing key or another type.
 func (h *handlers) del(c *command.Ctx) {
 	key, item := c.Args[1], c.Args[2]
-	found, deleted := false, false
-	seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-		f, st := asFilter(tx.Value)
-		if st != keyCuckoo {
-			return
+	deleted := false
+	if c.Update(key, func(tx *keyspace.Txn) string {
+		f, st := command.As[*rediscuckoo.Filter](tx.Value)
+		if st != command.KeyOK {
+			return errDelNotFound
 		}
-		found = true
 		if deleted = f.Delete(item); deleted {
 			_ = tx.Log(recDel, key, item)
 		}
-	})
-	c.Seq = seq
-	switch {
-	case !found:
-		c.R.Error(errDelNotFound)
-	case lerr != nil:
-		c.LogFailed(lerr)
-	default:
+		return ""
+	}) {
 		c.R.Bool(deleted)
 	}
 }
@@ -646,23 +591,15 @@ func (h *handlers) del(c *command.Ctx) {
 // another type.
 func (h *handlers) compact(c *command.Ctx) {
 	key := c.Args[1]
-	found := false
-	seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-		f, st := asFilter(tx.Value)
-		if st != keyCuckoo {
-			return
+	if c.Update(key, func(tx *keyspace.Txn) string {
+		f, st := command.As[*rediscuckoo.Filter](tx.Value)
+		if st != command.KeyOK {
+			return errCompactNotFound
 		}
-		found = true
 		f.Compact()
 		_ = tx.Log(recCompact, key)
-	})
-	c.Seq = seq
-	switch {
-	case !found:
-		c.R.Error(errCompactNotFound)
-	case lerr != nil:
-		c.LogFailed(lerr)
-	default:
+		return ""
+	}) {
 		c.R.OK()
 	}
 }
@@ -707,29 +644,22 @@ func (h *handlers) loadchunk(c *command.Ctx) {
 		h.loadHeaderCommon(c, key, data, h.s.maxFilters())
 		return
 	}
-	status := ""
-	seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-		f, st := asFilter(tx.Value)
+	ok = c.Update(key, func(tx *keyspace.Txn) string {
+		f, st := command.As[*rediscuckoo.Filter](tx.Value)
 		switch st {
-		case keyMissing:
-			status = errNotFound
-			return
-		case keyWrongType:
-			status = errWrongType
-			return
+		case command.KeyMissing:
+			return errNotFound
+		case command.KeyWrongType:
+			return errWrongType
 		}
 		if err := f.LoadChunk(pos, data); err != nil {
-			status = err.Error()
-			return
+			return err.Error()
 		}
 		_ = tx.Log(recLoadChunk, key, strconv.AppendInt(nil, pos, 10), data)
+		return ""
 	})
-	c.Seq = seq
 	switch {
-	case status != "":
-		c.R.Error(status)
-	case lerr != nil:
-		c.LogFailed(lerr)
+	case !ok:
 	default:
 		c.R.OK()
 	}
@@ -748,26 +678,23 @@ func (h *handlers) loadHeaderCommon(c *command.Ctx, key, data []byte, maxFilters
 	var pre *rediscuckoo.Filter
 	for {
 		needHeader := false
-		status := ""
-		seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-			switch _, st := asFilter(tx.Value); st {
-			case keyCuckoo:
-				status = errItemExists
-				return
-			case keyWrongType:
-				status = errWrongType
-				return
+		ok := c.Update(key, func(tx *keyspace.Txn) string {
+			switch _, st := command.As[*rediscuckoo.Filter](tx.Value); st {
+			case command.KeyOK:
+				return errItemExists
+			case command.KeyWrongType:
+				return errWrongType
 			}
 			if len(data) != rediscuckoo.HeaderSize {
-				status = rediscuckoo.ErrInvalidHeader.Error()
-				return
+				return rediscuckoo.ErrInvalidHeader.Error()
 			}
 			if pre == nil {
 				needHeader = true
-				return
+				return ""
 			}
 			tx.Set(pre)
 			_ = tx.Log(recLoadHeader, key, data)
+			return ""
 		})
 		if needHeader {
 			budget := h.s.budgetFor(c)
@@ -782,12 +709,8 @@ func (h *handlers) loadHeaderCommon(c *command.Ctx, key, data []byte, maxFilters
 			}
 			continue
 		}
-		c.Seq = seq
 		switch {
-		case status != "":
-			c.R.Error(status)
-		case lerr != nil:
-			c.LogFailed(lerr)
+		case !ok:
 		default:
 			c.R.OK()
 		}

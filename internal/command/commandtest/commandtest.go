@@ -32,31 +32,29 @@ func ReserveMem(f func(n uint64) bool) Option {
 	return func(ctx *command.Ctx) { ctx.ReserveMem = f }
 }
 
-// Run dispatches args like the server: lookup, arity check, handler, flush.
-// It returns the exact reply bytes and the Ctx.Seq the handler left. An
-// unknown command answers "-ERR unknown command". opts adjust the Ctx
-// before the handler runs.
+// Run runs args through command.Table.Run, the path every caller takes
+// (internal records allowed, as replay and the follower run them; no
+// AUTH, maxmemory or write-guard checks), and returns the exact reply
+// bytes and the AOF sequence the handler wrote. opts adjust the Ctx
+// before the command runs.
 func Run(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto int, args [][]byte, opts ...Option) (reply string, seq uint64) {
-	spec := tab.Lookup(args[0])
-	if spec == nil {
-		return "-ERR unknown command\r\n", 0
-	}
+	reply, o := RunOutcome(tab, store, cfg, proto, args, opts...)
+	return reply, o.Seq
+}
+
+// RunOutcome is Run that returns the command's Outcome as well.
+func RunOutcome(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto int, args [][]byte, opts ...Option) (string, command.Outcome) {
 	var buf bytes.Buffer
 	w := redcon.NewWriter(&buf)
-	if !command.CheckArity(spec.Arity, len(args)) {
-		w.WriteError(command.ArityError(spec.Name))
-		w.Flush()
-		return buf.String(), 0
-	}
 	ctx := &command.Ctx{Args: args, R: resp.New(w, proto), Store: store, Config: cfg}
 	for _, o := range opts {
 		o(ctx)
 	}
-	spec.Handler(ctx)
+	o := tab.Run(ctx, &command.Policy{Internal: true})
 	if err := w.Flush(); err != nil {
 		panic(err)
 	}
-	return buf.String(), ctx.Seq
+	return buf.String(), o
 }
 
 // Argv converts strings to a command's argument vector.
@@ -127,40 +125,42 @@ func (d *Discard) Append([][]byte) (uint64, error) {
 	return d.seq, nil
 }
 
-// Bencher runs one command's handler repeatedly the way the server does
-// (handler, then flush of the reply), reusing its Ctx and reply buffer, so
-// that a benchmark's allocs/op counts the handler's allocations only.
+// Bencher runs one command repeatedly the way the server does
+// (command.Table.Run, then flush of the reply), reusing its Ctx and reply
+// buffer, so that a benchmark's allocs/op counts the handler's allocations
+// only (Run itself allocates nothing).
 type Bencher struct {
-	spec *command.Spec
-	ctx  command.Ctx
-	buf  bytes.Buffer
-	w    *redcon.Writer
+	tab *command.Table
+	ctx command.Ctx
+	buf bytes.Buffer
+	w   *redcon.Writer
 }
 
 // NewBencher returns a Bencher for the command called name in tab. It
 // panics if the command is unknown.
 func NewBencher(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto int, name string) *Bencher {
-	spec := tab.Lookup([]byte(name))
-	if spec == nil {
+	if tab.Lookup([]byte(name)) == nil {
 		panic("commandtest: unknown command " + name)
 	}
-	b := &Bencher{spec: spec}
+	b := &Bencher{tab: tab}
 	b.w = redcon.NewWriter(&b.buf)
 	b.ctx = command.Ctx{R: resp.New(b.w, proto), Store: store, Config: cfg}
 	return b
 }
 
-// Do runs the handler on args (args[0] is the command name; the arity is
-// not checked) and returns the reply bytes, valid until the next Do.
+// Do runs args (args[0] is the command name) and returns the reply bytes,
+// valid until the next Do.
 func (b *Bencher) Do(args [][]byte) []byte {
 	b.buf.Reset()
-	b.ctx.Args, b.ctx.Seq = args, 0
-	b.spec.Handler(&b.ctx)
+	b.ctx.Args = args
+	b.tab.Run(&b.ctx, &benchPolicy)
 	if err := b.w.Flush(); err != nil {
 		panic(err)
 	}
 	return b.buf.Bytes()
 }
+
+var benchPolicy = command.Policy{Internal: true}
 
 // RandInts yields the items redis-benchmark's __rand_int__ placeholder
 // produces with -r n: 12-digit zero-padded decimal numbers drawn uniformly

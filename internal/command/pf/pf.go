@@ -93,25 +93,6 @@ func Register(t *command.Table, cfg *config.Registry) {
 	t.Add(h.specs()...)
 }
 
-type keyState int
-
-const (
-	keyMissing keyState = iota
-	keyString
-	keyWrongType
-)
-
-func asString(v keyspace.Value) (*strval.String, keyState) {
-	switch s := v.(type) {
-	case nil:
-		return nil, keyMissing
-	case *strval.String:
-		return s, keyString
-	default:
-		return nil, keyWrongType
-	}
-}
-
 // hllError maps an hll error to its Redis reply.
 func hllError(err error) string {
 	switch {
@@ -146,28 +127,23 @@ func workCopy(b []byte) []byte {
 func (h *handlers) pfadd(c *command.Ctx) {
 	key, elems := c.Args[1], c.Args[2:]
 	maxBytes := h.s.sparseMax()
-	var (
-		status  string
-		changed bool
-	)
-	seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-		s, st := asString(tx.Value)
+	changed := false
+	ok := c.Update(key, func(tx *keyspace.Txn) string {
+		s, st := command.As[*strval.String](tx.Value)
 		switch st {
-		case keyWrongType:
-			status = errWrongType
-			return
-		case keyMissing:
+		case command.KeyWrongType:
+			return errWrongType
+		case command.KeyMissing:
 			out, _, _ := hll.RedisAdd(nil, elems, maxBytes) // a new HLL cannot be corrupt
 			if !reserveBuf(c, key, nil, out) {
-				status = command.ErrOOM
-				return
+				return command.ErrOOM
 			}
 			if tx.Log(recSet, key, out) != nil {
-				return
+				return ""
 			}
 			tx.Set(&strval.String{B: out})
 			changed = true
-			return
+			return ""
 		}
 		if hll.RedisIsDense(s.B) {
 			out, ch, _ := hll.RedisAdd(s.B, elems, maxBytes) // in place; dense cannot fail
@@ -178,35 +154,29 @@ func (h *handlers) pfadd(c *command.Ctx) {
 				rec = append(rec, recPFAdd)
 				_ = tx.Log(append(rec, c.Args[1:]...)...) // error returned by Update
 			}
-			return
+			return ""
 		}
 		if err := hll.RedisValidate(s.B); err != nil {
-			status = errNotHLL
-			return
+			return errNotHLL
 		}
 		out, ch, err := hll.RedisAdd(s.B, elems, maxBytes) // a sparse s.B is not modified
 		if ch {
 			if !reserveBuf(c, key, s, out) {
-				status = command.ErrOOM
-				return
+				return command.ErrOOM
 			}
 			if tx.Log(recSet, key, out) != nil {
-				return
+				return ""
 			}
 			s.B = out
 		}
 		if err != nil {
-			status = hllError(err)
-			return
+			return hllError(err)
 		}
 		changed = ch
+		return ""
 	})
-	c.Seq = seq
 	switch {
-	case lerr != nil:
-		c.LogFailed(lerr)
-	case status != "":
-		c.R.Error(status)
+	case !ok:
 	case changed:
 		c.R.Int(1)
 	default:
@@ -228,11 +198,11 @@ func (h *handlers) pfcount(c *command.Ctx) {
 	)
 	// Fast path under the shared lock: missing key, wrong type, valid cache.
 	c.Store.View(key, func(v keyspace.Value) {
-		s, st := asString(v)
+		s, st := command.As[*strval.String](v)
 		switch st {
-		case keyMissing:
+		case command.KeyMissing:
 			done = true
-		case keyWrongType:
+		case command.KeyWrongType:
 			status, done = errWrongType, true
 		default:
 			if hll.RedisValidate(s.B) != nil {
@@ -243,31 +213,28 @@ func (h *handlers) pfcount(c *command.Ctx) {
 		}
 	})
 	if !done {
-		seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-			s, st := asString(tx.Value)
+		ok := c.Update(key, func(tx *keyspace.Txn) string {
+			s, st := command.As[*strval.String](tx.Value)
 			switch st {
-			case keyMissing:
+			case command.KeyMissing:
 				n = 0
-				return
-			case keyWrongType:
-				status = errWrongType
-				return
+				return ""
+			case command.KeyWrongType:
+				return errWrongType
 			}
 			var upd []byte
 			var err error
 			n, upd, err = hll.RedisCount(s.B) // writes the cache in place
 			if err != nil {
-				status = hllError(err)
-				return
+				return hllError(err)
 			}
 			if upd != nil {
 				s.B = upd
 				_ = tx.Log(recPFCount, key)
 			}
+			return ""
 		})
-		c.Seq = seq
-		if lerr != nil {
-			c.LogFailed(lerr)
+		if !ok {
 			return
 		}
 	}
@@ -285,10 +252,10 @@ func (h *handlers) pfcountMany(c *command.Ctx) {
 	for _, key := range c.Args[1:] {
 		status := ""
 		c.Store.View(key, func(v keyspace.Value) {
-			switch s, st := asString(v); st {
-			case keyWrongType:
+			switch s, st := command.As[*strval.String](v); st {
+			case command.KeyWrongType:
 				status = errWrongType
-			case keyString:
+			case command.KeyOK:
 				if err := u.Merge(s.B); err != nil {
 					status = hllError(err)
 				}
@@ -310,10 +277,10 @@ func (h *handlers) pfmerge(c *command.Ctx) {
 	for _, key := range c.Args[1:] {
 		status := ""
 		c.Store.View(key, func(v keyspace.Value) {
-			switch s, st := asString(v); st {
-			case keyWrongType:
+			switch s, st := command.As[*strval.String](v); st {
+			case command.KeyWrongType:
 				status = errWrongType
-			case keyString:
+			case command.KeyOK:
 				if err := u.Merge(s.B); err != nil {
 					status = hllError(err)
 				}
@@ -325,47 +292,37 @@ func (h *handlers) pfmerge(c *command.Ctx) {
 		}
 	}
 	maxBytes := h.s.sparseMax()
-	status := ""
-	seq, lerr := c.Store.Update(dest, func(tx *keyspace.Txn) {
-		s, st := asString(tx.Value)
+	ok := c.Update(dest, func(tx *keyspace.Txn) string {
+		s, st := command.As[*strval.String](tx.Value)
 		var cur []byte
 		switch st {
-		case keyWrongType: // changed type since it was checked
-			status = errWrongType
-			return
-		case keyString:
+		case command.KeyWrongType: // changed type since it was checked
+			return errWrongType
+		case command.KeyOK:
 			// Merge the destination again: it may have changed since.
 			if err := u.Merge(s.B); err != nil {
-				status = hllError(err)
-				return
+				return hllError(err)
 			}
 			cur = workCopy(s.B)
 		}
 		out, err := u.Store(cur, maxBytes)
 		if err != nil {
-			status = hllError(err)
-			return
+			return hllError(err)
 		}
 		if !reserveBuf(c, dest, s, out) {
-			status = command.ErrOOM
-			return
+			return command.ErrOOM
 		}
 		if tx.Log(recSet, dest, out) != nil {
-			return
+			return ""
 		}
 		if s != nil {
 			s.B = out
 		} else {
 			tx.Set(&strval.String{B: out})
 		}
+		return ""
 	})
-	c.Seq = seq
-	switch {
-	case lerr != nil:
-		c.LogFailed(lerr)
-	case status != "":
-		c.R.Error(status)
-	default:
+	if ok {
 		c.R.OK()
 	}
 }
@@ -396,26 +353,22 @@ func asciiLower(b []byte) string {
 func (h *handlers) pfdebug(c *command.Ctx) {
 	sub, key := c.Args[1], c.Args[2]
 	var (
-		status  string
 		regs    []uint8
 		text    string
 		simple  string
 		integer int64
 	)
 	kind := asciiLower(cstr(sub)) // strcasecmp on a C string
-	seq, lerr := c.Store.Update(key, func(tx *keyspace.Txn) {
-		s, st := asString(tx.Value)
+	ok := c.Update(key, func(tx *keyspace.Txn) string {
+		s, st := command.As[*strval.String](tx.Value)
 		switch st {
-		case keyMissing:
-			status = errNoKey
-			return
-		case keyWrongType:
-			status = errWrongType
-			return
+		case command.KeyMissing:
+			return errNoKey
+		case command.KeyWrongType:
+			return errWrongType
 		}
 		if hll.RedisValidate(s.B) != nil {
-			status = errNotHLL
-			return
+			return errNotHLL
 		}
 		switch kind {
 		case "getreg", "todense":
@@ -433,36 +386,31 @@ func (h *handlers) pfdebug(c *command.Ctx) {
 				}
 			}
 			if err != nil {
-				status = hllError(err)
-				return
+				return hllError(err)
 			}
 			if dense != nil {
 				if !reserveBuf(c, key, s, dense) {
-					status = command.ErrOOM
-					return
+					return command.ErrOOM
 				}
 				if tx.Log(recSet, key, dense) != nil {
-					return
+					return ""
 				}
 				s.B = dense
 			}
 		case "decode":
 			var err error
 			if text, err = hll.RedisDecode(s.B); err != nil {
-				status = hllError(err)
+				return hllError(err)
 			}
 		case "encoding":
 			simple, _ = hll.RedisEncoding(s.B)
 		default:
-			status = "ERR Unknown PFDEBUG subcommand '" + string(cstr(sub)) + "'"
+			return "ERR Unknown PFDEBUG subcommand '" + string(cstr(sub)) + "'"
 		}
+		return ""
 	})
-	c.Seq = seq
 	switch {
-	case lerr != nil:
-		c.LogFailed(lerr)
-	case status != "":
-		c.R.Error(status)
+	case !ok:
 	case kind == "getreg":
 		c.R.Array(len(regs))
 		for _, r := range regs {

@@ -74,25 +74,6 @@ func Register(t *command.Table, cfg *config.Registry) {
 	t.Add(specs()...)
 }
 
-type keyState int
-
-const (
-	keyMissing keyState = iota
-	keyString
-	keyWrongType
-)
-
-func asString(v keyspace.Value) (*strval.String, keyState) {
-	switch s := v.(type) {
-	case nil:
-		return nil, keyMissing
-	case *strval.String:
-		return s, keyString
-	default:
-		return nil, keyWrongType
-	}
-}
-
 // maxLen is the longest string APPEND and SETRANGE may produce: the
 // proto-max-bulk-len setting when it is registered and lower, else
 // strval.MaxLen.
@@ -170,10 +151,10 @@ func usageOf(key []byte, v keyspace.Value) uint64 {
 // GET key
 func get(c *command.Ctx) {
 	c.Store.View(c.Args[1], func(v keyspace.Value) {
-		switch s, st := asString(v); st {
-		case keyMissing:
+		switch s, st := command.As[*strval.String](v); st {
+		case command.KeyMissing:
 			c.R.Null()
-		case keyWrongType:
+		case command.KeyWrongType:
 			c.R.Error(errWrongType)
 		default:
 			c.R.Bulk(s.B)
@@ -184,10 +165,10 @@ func get(c *command.Ctx) {
 // STRLEN key
 func strlen(c *command.Ctx) {
 	c.Store.View(c.Args[1], func(v keyspace.Value) {
-		switch s, st := asString(v); st {
-		case keyMissing:
+		switch s, st := command.As[*strval.String](v); st {
+		case command.KeyMissing:
 			c.R.Int(0)
-		case keyWrongType:
+		case command.KeyWrongType:
 			c.R.Error(errWrongType)
 		default:
 			c.R.Int(int64(len(s.B)))
@@ -306,13 +287,10 @@ func set(c *command.Ctx) {
 		return
 	}
 	nv := strval.New(val) // copied outside the lock
-	ran := false
-	seq, err := c.Store.Update(key, func(tx *keyspace.Txn) {
-		ran = true
-		old, st := asString(tx.Value)
-		if f.get && st == keyWrongType {
-			c.R.Error(errWrongType)
-			return
+	c.Update(key, func(tx *keyspace.Txn) string {
+		old, st := command.As[*strval.String](tx.Value)
+		if f.get && st == command.KeyWrongType {
+			return errWrongType
 		}
 		// replyOld answers GET's part: the previous string or null.
 		replyOld := func() {
@@ -329,14 +307,13 @@ func set(c *command.Ctx) {
 			} else {
 				c.R.Null()
 			}
-			return
+			return ""
 		}
 		if !reserve(c, usageOf(key, tx.Value), usage(key, cap(nv.B))) {
-			return
+			return ""
 		}
-		if err := tx.Log(recSet, key, val); err != nil {
-			c.LogFailed(err)
-			return
+		if tx.Log(recSet, key, val) != nil {
+			return "" // answered by Ctx.Update
 		}
 		tx.Set(nv)
 		if f.get {
@@ -344,70 +321,51 @@ func set(c *command.Ctx) {
 		} else {
 			c.R.OK()
 		}
+		return ""
 	})
-	if !ran {
-		// The store refused the write before running it (the log is
-		// failed): answer with the reason instead of leaving the client
-		// waiting.
-		c.LogFailed(err)
-	}
-	c.Seq = seq
 }
 
 // APPEND key value
 func appendCmd(c *command.Ctx) {
 	key, chunk := c.Args[1], c.Args[2]
 	limit := maxLen(c)
-	ran := false
-	seq, err := c.Store.Update(key, func(tx *keyspace.Txn) {
-		ran = true
-		s, st := asString(tx.Value)
+	c.Update(key, func(tx *keyspace.Txn) string {
+		s, st := command.As[*strval.String](tx.Value)
 		switch st {
-		case keyWrongType:
-			c.R.Error(errWrongType)
-			return
-		case keyMissing:
+		case command.KeyWrongType:
+			return errWrongType
+		case command.KeyMissing:
 			if len(chunk) > strval.MaxLen {
-				c.R.Error(errTooBig)
-				return
+				return errTooBig
 			}
 			nv := strval.New(chunk)
 			if !reserve(c, 0, usage(key, cap(nv.B))) {
-				return
+				return ""
 			}
-			if err := tx.Log(recAppend, key, chunk); err != nil {
-				c.LogFailed(err)
-				return
+			if tx.Log(recAppend, key, chunk) != nil {
+				return "" // answered by Ctx.Update
 			}
 			tx.Set(nv)
 			c.R.Int(int64(len(chunk)))
-			return
+			return ""
 		}
 		if !fits(int64(len(s.B)), int64(len(chunk)), limit) {
-			c.R.Error(errTooBig)
-			return
+			return errTooBig
 		}
 		if len(chunk) > 0 {
 			if !reserve(c, uint64(cap(s.B)), uint64(grownCap(s.B, len(s.B)+len(chunk)))) {
-				return
+				return ""
 			}
-			if err := tx.Log(recAppend, key, chunk); err != nil {
-				c.LogFailed(err)
-				return
+			if tx.Log(recAppend, key, chunk) != nil {
+				return "" // answered by Ctx.Update
 			}
 			n := len(s.B)
 			s.B = grow(s.B, n+len(chunk))
 			copy(s.B[n:], chunk)
 		}
 		c.R.Int(int64(len(s.B)))
+		return ""
 	})
-	if !ran {
-		// The store refused the write before running it (the log is
-		// failed): answer with the reason instead of leaving the client
-		// waiting.
-		c.LogFailed(err)
-	}
-	c.Seq = seq
 }
 
 // SETRANGE key offset value
@@ -423,40 +381,35 @@ func setRange(c *command.Ctx) {
 		return
 	}
 	limit := maxLen(c)
-	ran := false
-	seq, err := c.Store.Update(key, func(tx *keyspace.Txn) {
-		ran = true
-		s, st := asString(tx.Value)
+	c.Update(key, func(tx *keyspace.Txn) string {
+		s, st := command.As[*strval.String](tx.Value)
 		switch st {
-		case keyWrongType:
-			c.R.Error(errWrongType)
-			return
-		case keyMissing:
+		case command.KeyWrongType:
+			return errWrongType
+		case command.KeyMissing:
 			if len(value) == 0 {
 				c.R.Int(0) // setting nothing on a missing key creates nothing
-				return
+				return ""
 			}
 		default:
 			if len(value) == 0 {
 				c.R.Int(int64(len(s.B)))
-				return
+				return ""
 			}
 		}
 		if !fits(off, int64(len(value)), limit) {
-			c.R.Error(errTooBig)
-			return
+			return errTooBig
 		}
 		end := int(off) + len(value)
 		if s == nil {
 			if !reserve(c, 0, usage(key, end)) {
-				return
+				return ""
 			}
 		} else if !reserve(c, uint64(cap(s.B)), uint64(grownCap(s.B, end))) {
-			return
+			return ""
 		}
-		if err := tx.Log(recSetRange, key, strconv.AppendInt(nil, off, 10), value); err != nil {
-			c.LogFailed(err)
-			return
+		if tx.Log(recSetRange, key, strconv.AppendInt(nil, off, 10), value) != nil {
+			return "" // answered by Ctx.Update
 		}
 		if s == nil {
 			s = &strval.String{B: make([]byte, end)}
@@ -466,14 +419,8 @@ func setRange(c *command.Ctx) {
 		}
 		copy(s.B[off:], value)
 		c.R.Int(int64(len(s.B)))
+		return ""
 	})
-	if !ran {
-		// The store refused the write before running it (the log is
-		// failed): answer with the reason instead of leaving the client
-		// waiting.
-		c.LogFailed(err)
-	}
-	c.Seq = seq
 }
 
 // GETRANGE key start end (and SUBSTR): Redis 7's index rules. Negative
@@ -491,12 +438,12 @@ func getRange(c *command.Ctx) {
 		return
 	}
 	c.Store.View(c.Args[1], func(v keyspace.Value) {
-		s, st := asString(v)
+		s, st := command.As[*strval.String](v)
 		switch st {
-		case keyMissing:
+		case command.KeyMissing:
 			c.R.Bulk(nil)
 			return
-		case keyWrongType:
+		case command.KeyWrongType:
 			c.R.Error(errWrongType)
 			return
 		}

@@ -1,0 +1,70 @@
+package command
+
+import "github.com/probly/probly/internal/keyspace"
+
+// KeyState is what a key holds, as a command of one family sees it.
+type KeyState int
+
+const (
+	KeyMissing   KeyState = iota // no value
+	KeyOK                        // a value of the family's type
+	KeyWrongType                 // a value of another type (ErrWrongType)
+)
+
+// As returns v as a T and what the key holds: KeyMissing for nil (T's
+// zero value), KeyOK when v is a T, KeyWrongType otherwise. It does not
+// allocate.
+func As[T keyspace.Value](v keyspace.Value) (T, KeyState) {
+	var zero T
+	if v == nil {
+		return zero, KeyMissing
+	}
+	if t, ok := v.(T); ok {
+		return t, KeyOK
+	}
+	return zero, KeyWrongType
+}
+
+// View runs fn on the T at key under the key's read lock
+// (keyspace.Store.View), answering notFound when the key is missing and
+// ErrWrongType when it holds another type; it reports whether fn ran.
+func View[T keyspace.Value](c *Ctx, key []byte, notFound string, fn func(T)) bool {
+	status := ""
+	c.Store.View(key, func(v keyspace.Value) {
+		switch t, st := As[T](v); st {
+		case KeyMissing:
+			status = notFound
+		case KeyWrongType:
+			status = ErrWrongType
+		default:
+			fn(t)
+		}
+	})
+	if status != "" {
+		c.R.Error(status)
+		return false
+	}
+	return true
+}
+
+// Update runs fn in a write transaction on key (keyspace.Store.Update)
+// and does the bookkeeping that follows every write: it raises c.Seq to
+// the AOF sequence number written (the server waits for it before
+// replying) and answers the failure, if any — the error reply fn returned
+// (non-empty: nothing is logged after it), else a logging failure
+// (LogFailed). It reports whether there was none; the caller then writes
+// its reply. It allocates nothing itself.
+func (c *Ctx) Update(key []byte, fn func(tx *keyspace.Txn) (status string)) bool {
+	status := ""
+	seq, err := c.Store.Update(key, func(tx *keyspace.Txn) { status = fn(tx) })
+	c.Seq = max(c.Seq, seq)
+	switch {
+	case status != "":
+		c.R.Error(status)
+		return false
+	case err != nil:
+		c.LogFailed(err)
+		return false
+	}
+	return true
+}
