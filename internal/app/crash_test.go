@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/probly/probly/internal/hashing"
+	"github.com/probly/probly/internal/testutil"
 )
 
 // childConfig decodes the start-up CONFIG values of a child server,
@@ -304,6 +305,7 @@ func crashRounds(t *testing.T, fsync string, rounds int, seed uint64) (*acks, in
 // after every restart every acknowledged write is present and the server
 // answers. Automatic snapshots, AOF rewrites and BGSAVE run meanwhile.
 func TestCrashAcceptance(t *testing.T) {
+	testutil.Full(t)
 	if testing.Short() {
 		t.Skip("short mode")
 	}
@@ -327,6 +329,7 @@ func TestCrashAcceptance(t *testing.T) {
 // The loss window of everysec concerns OS crashes and power loss; it is
 // measured by persist's TestEverySecLossWindow.
 func TestCrashEverySec(t *testing.T) {
+	testutil.Full(t)
 	if testing.Short() {
 		t.Skip("short mode")
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/probly/probly/internal/testutil"
 )
 
 // infoField returns field of INFO persistence.
@@ -56,6 +58,7 @@ func aofCount(t *testing.T, dir string) (int, []string) {
 // is freed writes resume by themselves and the status is ok again; after
 // SIGKILL and a restart every acknowledged write is present.
 func TestDiskFullRetriesServer(t *testing.T) {
+	testutil.Full(t)
 	if testing.Short() {
 		t.Skip("short mode: the disk stays full for 60 s")
 	}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/probly/probly/internal/testutil"
 )
 
 // loadConfig is the shape of a load test (see TestLoad, TestLoadShort).
@@ -82,6 +84,7 @@ func TestLoad(t *testing.T) {
 // used_memory back to its steady value (±1 %) after the runs and after
 // the created keys are deleted, every connection closed afterwards.
 func TestLoadShort(t *testing.T) {
+	testutil.Full(t)
 	if testing.Short() {
 		t.Skip("-short")
 	}
