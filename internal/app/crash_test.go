@@ -51,14 +51,13 @@ func startChildWith(t *testing.T, addr, dir, fsync string, cfg ...[2]string) *ex
 	}
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		if c.Ping(context.Background()).Err() == nil {
-			return cmd
-		}
-		if cmd.ProcessState != nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	up := false
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		up = c.Ping(context.Background()).Err() == nil
+		return up || cmd.ProcessState != nil
+	})
+	if up {
+		return cmd
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
@@ -503,15 +502,12 @@ func TestDiskFullServer(t *testing.T) {
 		t.Fatalf("remount: %v %s", err, out)
 	}
 	t0 := time.Now()
-	for {
-		err := c.BFAdd(ctx, "f", "after-space").Err()
-		if err == nil {
-			break
-		}
-		if time.Since(t0) > 20*time.Second {
-			t.Fatalf("writes did not resume after space was freed: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var rerr error
+	if !testutil.Eventually(t, 20*time.Second, func() bool {
+		rerr = c.BFAdd(ctx, "f", "after-space").Err()
+		return rerr == nil
+	}) {
+		t.Fatalf("writes did not resume after space was freed: %v", rerr)
 	}
 	t.Logf("writes resumed %v after space was freed", time.Since(t0).Round(time.Millisecond))
 	acked = append(acked, "after-space")

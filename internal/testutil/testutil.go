@@ -35,8 +35,8 @@ const PollInterval = 5 * time.Millisecond
 // Eventually evaluates cond every PollInterval until it returns true or
 // timeout has passed, and reports whether it returned true. cond is always
 // evaluated at least once, and once more at the deadline, so a condition
-// that holds in time is never reported false because of scheduling. It
-// runs cond on the calling goroutine; cond must not call t.Fatal.
+// that holds in time is never reported false because of scheduling. cond
+// runs on the calling goroutine, so it may call t.Fatal.
 //
 // Use it for every wait in a test (a fixed sleep must never decide a
 // test's outcome):
