@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+
+	"github.com/probly/probly/internal/testutil"
 )
 
 func mustCounting(t testing.TB, n uint64, p float64) *Counting {
@@ -193,6 +195,7 @@ func TestCountingRepeatedProbes(t *testing.T) {
 // 32-bit truncation. It allocates 2 GiB of address space, so it is skipped
 // in -short mode.
 func TestCountingOver2To32Counters(t *testing.T) {
+	testutil.Full(t)
 	if testing.Short() {
 		t.Skip("allocates 3 GiB")
 	}

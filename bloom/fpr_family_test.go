@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"testing"
+
+	"github.com/probly/probly/internal/testutil"
 )
 
 // familyFilter is what the statistical tests need of the classic, SBBF
@@ -152,6 +154,7 @@ func TestFamilyFalsePositiveRate(t *testing.T) {
 // one of the 4.5M names is used. No member may test absent, except in the
 // stable filter, which forgets old items by design.
 func TestRealNamesFamily(t *testing.T) {
+	testutil.Full(t)
 	data, err := os.ReadFile("../data/names.txt")
 	if err != nil {
 		t.Skip("data/names.txt missing: run scripts/fetch-data.sh")

@@ -18,6 +18,7 @@ import (
 	"github.com/probly/probly/bloom"
 	"github.com/probly/probly/cuckoo"
 	"github.com/probly/probly/guard"
+	"github.com/probly/probly/internal/testutil"
 )
 
 func newGuard(t *testing.T, db *memDB, mod func(o *guard.Options[struct{}])) *guard.Guard[struct{}] {
@@ -845,12 +846,9 @@ func TestRebuildTriggers(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-		if cond() {
-			return
-		}
+	if !testutil.Eventually(t, 10*time.Second, cond) {
+		t.Fatal("condition not reached in 10s")
 	}
-	t.Fatal("condition not reached in 10s")
 }
 
 // TestSnapshotOnly: without a stream, the applied position is the

@@ -205,13 +205,13 @@ func (r *Reader) Info(ctx context.Context, after uint64) (State, error) {
 	s := st.CachedInfo().State
 	out := State{FirstSeq: s.FirstSeq, LastSeq: s.LastSeq}
 	r.mu.Lock()
-	cons, cseq := r.cons, r.cseq
+	cons := r.cons
 	r.mu.Unlock()
 	if cons != nil {
 		if ci, err := cons.Info(ctx); err == nil {
 			r.mu.Lock()
 			same := r.cons == cons
-			cseq = r.cseq
+			cseq := r.cseq
 			r.mu.Unlock()
 			if same && ci.Delivered.Consumer >= cseq {
 				out.Undelivered = ci.NumPending + (ci.Delivered.Consumer - cseq) + uint64(len(r.ch))

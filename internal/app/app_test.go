@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/probly/probly/internal/testutil"
 )
 
 // The test binary re-executes itself as the server when this variable is
@@ -59,11 +61,8 @@ func startChild(t *testing.T, addr, dir, fsync string) *exec.Cmd {
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
 	deadline := time.Now().Add(60 * time.Second) // recovering ~300 MB under -race takes > 20 s
-	for time.Now().Before(deadline) {
-		if c.Ping(context.Background()).Err() == nil {
-			return cmd
-		}
-		time.Sleep(20 * time.Millisecond)
+	if testutil.Eventually(t, time.Until(deadline), func() bool { return c.Ping(context.Background()).Err() == nil }) {
+		return cmd
 	}
 	cmd.Process.Kill()
 	t.Fatal("server child did not start")

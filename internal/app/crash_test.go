@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/probly/probly/internal/hashing"
+	"github.com/probly/probly/internal/testutil"
 )
 
 // childConfig decodes the start-up CONFIG values of a child server,
@@ -50,14 +51,13 @@ func startChildWith(t *testing.T, addr, dir, fsync string, cfg ...[2]string) *ex
 	}
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		if c.Ping(context.Background()).Err() == nil {
-			return cmd
-		}
-		if cmd.ProcessState != nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	up := false
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		up = c.Ping(context.Background()).Err() == nil
+		return up || cmd.ProcessState != nil
+	})
+	if up {
+		return cmd
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
@@ -304,6 +304,7 @@ func crashRounds(t *testing.T, fsync string, rounds int, seed uint64) (*acks, in
 // after every restart every acknowledged write is present and the server
 // answers. Automatic snapshots, AOF rewrites and BGSAVE run meanwhile.
 func TestCrashAcceptance(t *testing.T) {
+	testutil.Full(t)
 	if testing.Short() {
 		t.Skip("short mode")
 	}
@@ -327,6 +328,7 @@ func TestCrashAcceptance(t *testing.T) {
 // The loss window of everysec concerns OS crashes and power loss; it is
 // measured by persist's TestEverySecLossWindow.
 func TestCrashEverySec(t *testing.T) {
+	testutil.Full(t)
 	if testing.Short() {
 		t.Skip("short mode")
 	}
@@ -500,15 +502,12 @@ func TestDiskFullServer(t *testing.T) {
 		t.Fatalf("remount: %v %s", err, out)
 	}
 	t0 := time.Now()
-	for {
-		err := c.BFAdd(ctx, "f", "after-space").Err()
-		if err == nil {
-			break
-		}
-		if time.Since(t0) > 20*time.Second {
-			t.Fatalf("writes did not resume after space was freed: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var rerr error
+	if !testutil.Eventually(t, 20*time.Second, func() bool {
+		rerr = c.BFAdd(ctx, "f", "after-space").Err()
+		return rerr == nil
+	}) {
+		t.Fatalf("writes did not resume after space was freed: %v", rerr)
 	}
 	t.Logf("writes resumed %v after space was freed", time.Since(t0).Round(time.Millisecond))
 	acked = append(acked, "after-space")

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/probly/probly/internal/testutil"
 )
 
 // infoField returns field of INFO persistence.
@@ -56,6 +58,7 @@ func aofCount(t *testing.T, dir string) (int, []string) {
 // is freed writes resume by themselves and the status is ok again; after
 // SIGKILL and a restart every acknowledged write is present.
 func TestDiskFullRetriesServer(t *testing.T) {
+	testutil.Full(t)
 	if testing.Short() {
 		t.Skip("short mode: the disk stays full for 60 s")
 	}
@@ -135,17 +138,14 @@ func TestDiskFullRetriesServer(t *testing.T) {
 		t.Fatalf("remount: %v %s", err, out)
 	}
 	t0 := time.Now()
-	for {
-		err := c.Append(ctx, "resumed", "x").Err()
-		if err == nil {
-			acked["resumed"] = "x"
-			break
-		}
-		if time.Since(t0) > 45*time.Second {
-			t.Fatalf("writes did not resume within 45 s after space was freed: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var rerr error
+	if !testutil.Eventually(t, 45*time.Second, func() bool {
+		rerr = c.Append(ctx, "resumed", "x").Err()
+		return rerr == nil
+	}) {
+		t.Fatalf("writes did not resume within 45 s after space was freed: %v", rerr)
 	}
+	acked["resumed"] = "x"
 	t.Logf("writes resumed %v after space was freed", time.Since(t0).Round(time.Millisecond))
 	if got := infoField(t, c, "aof_last_write_status"); got != "ok" {
 		t.Fatalf("aof_last_write_status:%s after writes resumed", got)

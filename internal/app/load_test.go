@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/probly/probly/internal/testutil"
 )
 
 // loadConfig is the shape of a load test (see TestLoad, TestLoadShort).
@@ -82,6 +84,7 @@ func TestLoad(t *testing.T) {
 // used_memory back to its steady value (±1 %) after the runs and after
 // the created keys are deleted, every connection closed afterwards.
 func TestLoadShort(t *testing.T) {
+	testutil.Full(t)
 	if testing.Short() {
 		t.Skip("-short")
 	}
@@ -139,10 +142,8 @@ func runLoad(t *testing.T, lc loadConfig) {
 	// this test checks invariants, not latency.
 	probe := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, PoolSize: 1, ReadTimeout: time.Minute, MaxRetries: -1})
 	defer probe.Close()
-	for deadline := time.Now().Add(60 * time.Second); probe.Ping(ctx).Err() != nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("server did not start")
-		}
+	if !testutil.Eventually(t, 60*time.Second, func() bool { return probe.Ping(ctx).Err() == nil }) {
+		t.Fatal("server did not start")
 	}
 	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, PoolSize: lc.clients + 4, MinIdleConns: lc.clients,
 		ReadTimeout: time.Minute, WriteTimeout: time.Minute, PoolTimeout: time.Minute, MaxRetries: -1})

@@ -30,6 +30,7 @@ import (
 	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/follow"
 	"github.com/probly/probly/internal/metrics"
+	"github.com/probly/probly/internal/testutil"
 )
 
 // served is an in-process `probly serve` started by runApp.
@@ -178,16 +179,12 @@ func TestReadyzDuringSlowRecovery(t *testing.T) {
 		t.Fatalf("/metrics during recovery = %d", code)
 	}
 	close(release)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		code, _ := httpGet(t, s.metricsURL+"/readyz")
-		if code == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz stayed %d after recovery", code)
-		}
-		time.Sleep(10 * time.Millisecond)
+	code := 0
+	if !testutil.Eventually(t, 20*time.Second, func() bool {
+		code, _ = httpGet(t, s.metricsURL+"/readyz")
+		return code == 200
+	}) {
+		t.Fatalf("/readyz stayed %d after recovery", code)
 	}
 	if err := newClient(t, s.addr, nil).Ping(context.Background()).Err(); err != nil {
 		t.Fatalf("PING once ready: %v", err)
@@ -684,16 +681,13 @@ func TestLimitsFullStack(t *testing.T) {
 		t.Fatalf("DEL over maxmemory: %v %v", n, err)
 	}
 	// Freed: writes pass again at once (used memory is accounted exactly).
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		err := c.Set(ctx, "s2", "v", 0).Err()
-		if err == nil {
-			break
-		}
-		if err.Error() != oom || time.Now().After(deadline) {
-			t.Fatalf("SET after DEL: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var serr error
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		serr = c.Set(ctx, "s2", "v", 0).Err()
+		return serr == nil || serr.Error() != oom
+	})
+	if serr != nil {
+		t.Fatalf("SET after DEL: %v", serr)
 	}
 
 	// Bad start-up values are option errors, found before recovery.

@@ -34,8 +34,20 @@ type autoSettings struct {
 	minSize int64
 }
 
+// configReason is a CONFIG SET failure reason in Redis's words: the config
+// registry sends a Set error's text to the client verbatim.
+type configReason string
+
+func (r configReason) Error() string { return string(r) }
+
+// errSaveReply is Redis's reason for an invalid save setting.
+const errSaveReply = configReason("Invalid save parameters")
+
 func (a *autoSettings) setSave(v string) error {
 	rules, err := persist.ParseSaveRules(v)
+	if errors.Is(err, persist.ErrSaveRules) {
+		return errSaveReply
+	}
 	if err != nil {
 		return err
 	}

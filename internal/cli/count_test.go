@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/probly/probly/internal/testutil"
 )
 
 // countJSON runs `probly count --json` and decodes the result.
@@ -327,6 +329,7 @@ func TestCountAccuracy(t *testing.T) {
 // and requires the estimate within 2% of the exact count. The data comes
 // from scripts/fetch-data.sh; the test is skipped when it is absent.
 func TestRealNamesCount(t *testing.T) {
+	testutil.Full(t)
 	names := filepath.Join("..", "..", "data", "names.txt")
 	if _, err := os.Stat(names); err != nil {
 		t.Skip("data/names.txt missing: run scripts/fetch-data.sh")

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/probly/probly/internal/testutil"
 )
 
 // TestRealNames builds a filter of the 4.5M npm package names with the CLI
@@ -18,6 +20,7 @@ import (
 // most the 1% target. The data comes from scripts/fetch-data.sh; the test is
 // skipped when it is absent.
 func TestRealNames(t *testing.T) {
+	testutil.Full(t)
 	names := filepath.Join("..", "..", "data", "names.txt")
 	if _, err := os.Stat(names); err != nil {
 		t.Skip("data/names.txt missing: run scripts/fetch-data.sh")

@@ -105,11 +105,15 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version prints what `probly version` prints (cobra adds the flag
+	// when Version is set).
+	root.Version = buildVersion()
+	root.SetVersionTemplate("{{.Version}}")
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newServeCmd(), newBloomCmd(), newCountCmd())
-	root.AddCommand(newCheckAOFCmd(), newFollowCmd())
+	root.AddCommand(newCheckAOFCmd(), newFollowCmd(), newVersionCmd())
 	root.SetHelpCommand(newHelpCmd())
 	requireSubcommand(root, true)
 	return root

@@ -21,6 +21,7 @@ import (
 	"github.com/probly/probly/guard/natsstream"
 	"github.com/probly/probly/internal/app"
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/testutil"
 )
 
 // served is `probly serve --follow` run in-process (app.Run) with a real
@@ -229,10 +230,8 @@ func TestBootstrapFromSnapshot(t *testing.T) {
 	a.waitApplied(last)
 	// Wait for a snapshot taken after the catch-up (at position last).
 	before := a.info()["follow_snapshots_published"]
-	for deadline := time.Now().Add(30 * time.Second); a.info()["follow_snapshots_published"] == before; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no snapshot published: %v", a.info())
-		}
+	if !testutil.Eventually(t, 30*time.Second, func() bool { return a.info()["follow_snapshots_published"] != before }) {
+		t.Fatalf("no snapshot published: %v", a.info())
 	}
 	st, err := ns.js.Stream(ctx, "USERS")
 	if err != nil {
@@ -271,10 +270,8 @@ func TestBootstrapFromSnapshot(t *testing.T) {
 	c := openNode(t, t.TempDir(), cfg(`"snapshot": {"bootstrap": false},`))
 	defer c.close()
 	c.start()
-	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(c.info()["follow_not_ready_reason"], "retention"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no truncation reported: %v", c.info())
-		}
+	if !testutil.Eventually(t, 20*time.Second, func() bool { return strings.Contains(c.info()["follow_not_ready_reason"], "retention") }) {
+		t.Fatalf("no truncation reported: %v", c.info())
 	}
 	if c.f.Ready() || c.do("BF.EXISTS", "users", "user-1") != ":1\r\n" {
 		t.Fatal("a replica that cannot read the truncated part must not be ready and must answer maybe")

@@ -20,6 +20,7 @@ import (
 	"github.com/probly/probly/internal/follow"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/persist"
+	"github.com/probly/probly/internal/testutil"
 )
 
 func quiet() *slog.Logger {
@@ -154,12 +155,9 @@ func (n *node) info() map[string]string {
 // waitApplied waits until the follower applied seq and is caught up.
 func (n *node) waitApplied(seq uint64) {
 	n.t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if n.f.Applied() >= seq && n.f.CaughtUp() {
-			return
-		}
+	if !testutil.Eventually(n.t, 30*time.Second, func() bool { return n.f.Applied() >= seq && n.f.CaughtUp() }) {
+		n.t.Fatalf("not caught up to %d: %v", seq, n.info())
 	}
-	n.t.Fatalf("not caught up to %d: %v", seq, n.info())
 }
 
 func existsAll(n *node, cmd, key string, items []string) bool {
@@ -269,10 +267,8 @@ func TestHaltedAnswersMaybe(t *testing.T) {
 	for i := range 300 {
 		last = ns.publish(t, "users.created", fmt.Sprintf("user-%d", i))
 	}
-	for deadline := time.Now().Add(20 * time.Second); n.f.State() != follow.StateHalted; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("not halted: %v", n.info())
-		}
+	if !testutil.Eventually(t, 20*time.Second, func() bool { return n.f.State() == follow.StateHalted }) {
+		t.Fatalf("not halted: %v", n.info())
 	}
 	if n.f.CaughtUp() || n.do("BF.EXISTS", "users", "nobody") != ":1\r\n" || n.do("BF.MEXISTS", "users", "a", "b") != "*2\r\n:1\r\n:1\r\n" {
 		t.Fatal("a halted follower's key must answer maybe")
@@ -317,10 +313,8 @@ func TestReplayAfterFlush(t *testing.T) {
 	}
 	n.waitApplied(last)
 	n.store.Flush(nil)
-	for deadline := time.Now().Add(20 * time.Second); n.info()["follow_replays"] == "0"; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no replay after FLUSHALL")
-		}
+	if !testutil.Eventually(t, 20*time.Second, func() bool { return n.info()["follow_replays"] != "0" }) {
+		t.Fatal("no replay after FLUSHALL")
 	}
 	last = ns.publish(t, "users.created", "after")
 	n.waitApplied(last)
@@ -346,10 +340,8 @@ func TestGapHalts(t *testing.T) {
 	n := openNode(t, t.TempDir(), fmt.Sprintf(testConfig, ns.url))
 	defer n.close()
 	n.start()
-	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(n.info()["follow_last_error"], "retention"); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no gap reported: %v", n.info())
-		}
+	if !testutil.Eventually(t, 20*time.Second, func() bool { return strings.Contains(n.info()["follow_last_error"], "retention") }) {
+		t.Fatalf("no gap reported: %v", n.info())
 	}
 	if n.f.CaughtUp() || n.do("BF.EXISTS", "users", "u0") != ":1\r\n" {
 		t.Fatal("a follower with a gap must answer maybe")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/follow"
+	"github.com/probly/probly/internal/testutil"
 )
 
 func debugLogger(w *commandtest.LogSink) *slog.Logger {
@@ -78,10 +79,8 @@ func TestUnreachableNATS(t *testing.T) {
 	  "keys": [{"key": "users", "type": "bf", "add": ["users.created"]}]}`, debugLogger(logs))
 	defer n.close()
 	n.start()
-	for deadline := time.Now().Add(20 * time.Second); n.info()["follow_last_error"] == ""; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no error recorded: %v\n%s", n.info(), logs.String())
-		}
+	if !testutil.Eventually(t, 20*time.Second, func() bool { return n.info()["follow_last_error"] != "" }) {
+		t.Fatalf("no error recorded: %v\n%s", n.info(), logs.String())
 	}
 	info := n.info()
 	if !strings.Contains(info["follow_last_error"], "NATS") || (info["follow_state"] != follow.StateConnecting && info["follow_state"] != follow.StateBootstrapping) || info["follow_caught_up"] != "0" {
@@ -90,10 +89,8 @@ func TestUnreachableNATS(t *testing.T) {
 	if n.f.Ready() || n.do("BF.EXISTS", "users", "nobody") != ":1\r\n" {
 		t.Fatal("a follower without a connection must answer maybe")
 	}
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "NATS connection problem"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing logged:\n%s", logs.String())
-		}
+	if !testutil.Eventually(t, 10*time.Second, func() bool { return strings.Contains(logs.String(), "NATS connection problem") }) {
+		t.Fatalf("nothing logged:\n%s", logs.String())
 	}
 	// The client retries every 2 s; the same error is logged once a minute.
 	time.Sleep(5 * time.Second)
@@ -129,10 +126,10 @@ func TestNoKeyOrValueInFollowLogs(t *testing.T) {
 	users, sessions := "users-"+secret, "sessions-"+secret
 	var last uint64
 	for i := range 50 {
-		last = ns.publish(t, "users.created", fmt.Sprintf("u-%s-%d", secret, i))
+		ns.publish(t, "users.created", fmt.Sprintf("u-%s-%d", secret, i))
 		last = ns.publish(t, "sessions.opened", fmt.Sprintf("s-%s-%d", secret, i))
 		if i%5 == 0 {
-			last = ns.publish(t, "users.deleted", fmt.Sprintf("u-%s-%d", secret, i))
+			ns.publish(t, "users.deleted", fmt.Sprintf("u-%s-%d", secret, i))
 			last = ns.publish(t, "sessions.closed", fmt.Sprintf("s-%s-%d", secret, i))
 		}
 	}
@@ -145,17 +142,13 @@ func TestNoKeyOrValueInFollowLogs(t *testing.T) {
 	}
 	ns.publish(t, "sessions.closed", "s-"+secret+"-1")
 	ns.publish(t, "sessions.opened", "s-"+secret+"-x")
-	for deadline := time.Now().Add(20 * time.Second); n.f.State() != follow.StateHalted; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("not halted: %v", n.info())
-		}
+	if !testutil.Eventually(t, 20*time.Second, func() bool { return n.f.State() == follow.StateHalted }) {
+		t.Fatalf("not halted: %v", n.info())
 	}
 	// Removing it makes the follower replay the stream from the start.
 	n.do("DEL", sessions)
-	for deadline := time.Now().Add(20 * time.Second); n.info()["follow_replays"] == "0"; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no replay: %v", n.info())
-		}
+	if !testutil.Eventually(t, 20*time.Second, func() bool { return n.info()["follow_replays"] != "0" }) {
+		t.Fatalf("no replay: %v", n.info())
 	}
 	last = ns.publish(t, "users.created", "after-"+secret)
 	n.waitApplied(last)
@@ -167,10 +160,8 @@ func TestNoKeyOrValueInFollowLogs(t *testing.T) {
 	// A restart, then the external server becomes unreachable.
 	n = openNodeLog(t, dir, strings.Replace(cfgJSON, ns.url, "nats://127.0.0.1:1", 1), debugLogger(logs))
 	n.start()
-	for deadline := time.Now().Add(20 * time.Second); n.info()["follow_last_error"] == ""; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no connection error: %v", n.info())
-		}
+	if !testutil.Eventually(t, 20*time.Second, func() bool { return n.info()["follow_last_error"] != "" }) {
+		t.Fatalf("no connection error: %v", n.info())
 	}
 	n.close()
 

@@ -65,8 +65,9 @@ type SaveRule struct {
 	Changes int64
 }
 
-// ErrSaveRules reports an invalid save setting; the text is Redis's.
-var ErrSaveRules = errors.New("Invalid save parameters")
+// ErrSaveRules reports an invalid save setting. The server answers it with
+// Redis's CONFIG SET reason "Invalid save parameters" (internal/app maps it).
+var ErrSaveRules = errors.New("persist: invalid save parameters")
 
 // ParseSaveRules parses Redis's save syntax: pairs "<seconds> <changes>"
 // separated by spaces, seconds ≥ 1 and changes ≥ 0. "" (or only spaces)

@@ -247,7 +247,7 @@ func checkAOF(p string, gen uint64, last bool) (FileCheck, error) {
 		fc.Header = true
 		return fc, nil
 	}
-	if sentinel, reason := checkAOFHeader(b[:], gen); sentinel != nil {
+	if reason, sentinel := checkAOFHeader(b[:], gen); sentinel != nil {
 		fail(0, reason)
 		fc.Header, fc.Version = true, errors.Is(sentinel, ErrVersion)
 		return fc, nil

@@ -70,24 +70,24 @@ func encodeAOFHeaderVersion(gen uint64, version uint16) []byte {
 }
 
 // checkAOFHeader validates a 24-byte AOF header for generation gen. It
-// returns the sentinel to wrap and a reason, or nil.
-func checkAOFHeader(b []byte, gen uint64) (sentinel error, reason string) {
+// returns a reason and the sentinel to wrap, or a nil sentinel.
+func checkAOFHeader(b []byte, gen uint64) (reason string, sentinel error) {
 	if string(b[:8]) != aofMagic {
-		return ErrCorrupt, "not a probly AOF file (bad magic)"
+		return "not a probly AOF file (bad magic)", ErrCorrupt
 	}
 	if got, want := binary.LittleEndian.Uint32(b[20:]), crc32c(b[:20]); got != want {
-		return ErrCorrupt, fmt.Sprintf("header checksum mismatch (stored %08x, computed %08x)", got, want)
+		return fmt.Sprintf("header checksum mismatch (stored %08x, computed %08x)", got, want), ErrCorrupt
 	}
 	if v := binary.LittleEndian.Uint16(b[8:]); v != aofVersion1 && v != AOFFormatVersion {
-		return ErrVersion, fmt.Sprintf("AOF format version %d (this build reads %d and %d)", v, aofVersion1, AOFFormatVersion)
+		return fmt.Sprintf("AOF format version %d (this build reads %d and %d)", v, aofVersion1, AOFFormatVersion), ErrVersion
 	}
 	if fl := binary.LittleEndian.Uint16(b[10:]); fl != 0 {
-		return ErrVersion, fmt.Sprintf("unknown AOF header flags %#04x", fl)
+		return fmt.Sprintf("unknown AOF header flags %#04x", fl), ErrVersion
 	}
 	if g := binary.LittleEndian.Uint64(b[12:]); g != gen {
-		return ErrCorrupt, fmt.Sprintf("header says generation %d but the file name says %d", g, gen)
+		return fmt.Sprintf("header says generation %d but the file name says %d", g, gen), ErrCorrupt
 	}
-	return nil, ""
+	return "", nil
 }
 
 // aofHeaderVersion returns the version field of a valid AOF header.

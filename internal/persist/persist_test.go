@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/testutil"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -200,8 +201,8 @@ func TestSnapshotThenTail(t *testing.T) {
 	if err := db.BGSnapshot(s); err != nil {
 		t.Fatal(err)
 	}
-	for db.InProgress() {
-		time.Sleep(time.Millisecond)
+	if !testutil.Eventually(t, 30*time.Second, func() bool { return !db.InProgress() }) {
+		t.Fatal("the background snapshot did not finish in 30 s")
 	}
 	if !db.LastSaveOK() {
 		t.Fatal("BGSnapshot failed")
@@ -322,8 +323,8 @@ func TestSnapshotInProgress(t *testing.T) {
 	// Writes continue while the snapshot file is written.
 	set(t, s, "during", "x")
 	close(release)
-	for db.InProgress() {
-		time.Sleep(time.Millisecond)
+	if !testutil.Eventually(t, 30*time.Second, func() bool { return !db.InProgress() }) {
+		t.Fatal("the background snapshot did not finish in 30 s")
 	}
 	if !db.LastSaveOK() {
 		t.Fatal("snapshot failed")
@@ -660,12 +661,8 @@ func TestEverySecFsyncs(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := db.Fsyncs()
-	deadline := time.Now().Add(3 * time.Second)
-	for db.Fsyncs() == start {
-		if time.Now().After(deadline) {
-			t.Fatal("no background fsync within 3 s")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testutil.Eventually(t, 3*time.Second, func() bool { return db.Fsyncs() != start }) {
+		t.Fatal("no background fsync within 3 s")
 	}
 }
 

@@ -261,7 +261,7 @@ func (d *DB) checkHeader(gen uint64, last bool) error {
 		}
 		return fmt.Errorf("persist: read %s: %w", p, err)
 	}
-	if sentinel, reason := checkAOFHeader(b[:], gen); sentinel != nil {
+	if reason, sentinel := checkAOFHeader(b[:], gen); sentinel != nil {
 		hint := ""
 		if sentinel == ErrCorrupt {
 			hint = d.fixHint()

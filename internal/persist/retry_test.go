@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/testutil"
 )
 
 // aofFiles counts the AOF generations (and temporary AOF files) in dir.
@@ -177,15 +178,13 @@ func TestDiskFullRetriesBounded(t *testing.T) {
 
 	resizeTmpfs(t, dir, 16<<20)
 	t0 := time.Now()
-	for {
-		err := write("resumed")
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, ErrOutOfSync) || time.Since(t0) > 10*time.Second {
-			t.Fatalf("writes did not resume after space was freed: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var rerr error
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		rerr = write("resumed")
+		return rerr == nil || !errors.Is(rerr, ErrOutOfSync)
+	})
+	if rerr != nil {
+		t.Fatalf("writes did not resume after space was freed: %v", rerr)
 	}
 	t.Logf("writes resumed %v after space was freed", time.Since(t0).Round(time.Millisecond))
 	if !db.LastWriteOK() || db.ConsecutiveFailures() != 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/testutil"
 )
 
 // TestSnapshotDoesNotStopWrites is issue 5's "snapshots are taken while
@@ -136,12 +137,8 @@ func TestSnapshotDoesNotStopWrites(t *testing.T) {
 	}
 
 	releaseOnce()
-	deadline := time.Now().Add(10 * time.Second)
-	for db.InProgress() {
-		if time.Now().After(deadline) {
-			t.Fatal("the snapshot did not finish")
-		}
-		time.Sleep(time.Millisecond)
+	if !testutil.Eventually(t, 10*time.Second, func() bool { return !db.InProgress() }) {
+		t.Fatal("the snapshot did not finish")
 	}
 	if !db.LastSaveOK() {
 		t.Fatal("the snapshot failed")

@@ -25,6 +25,7 @@ import (
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/str"
 	"github.com/probly/probly/internal/config"
+	"github.com/probly/probly/internal/testutil"
 )
 
 // strSpecs returns the string commands (SET, GET, STRLEN …).
@@ -32,18 +33,6 @@ func strSpecs() []*command.Spec {
 	t := command.NewTable()
 	str.Register(t, config.New())
 	return t.All()
-}
-
-// waitFor polls cond every 10 ms until it holds or d passes.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return cond()
 }
 
 // closedWithin reports whether the server closes r's connection within d,
@@ -258,7 +247,7 @@ func TestInputBufferAccounting(t *testing.T) {
 	info := e.raw(t)
 	r := e.raw(t)
 	r.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3000000\r\n" + strings.Repeat("x", 2500000))
-	if !waitFor(5*time.Second, func() bool { return e.srv.ClientsMemory() >= 2500000 }) {
+	if !testutil.Eventually(t, 5*time.Second, func() bool { return e.srv.ClientsMemory() >= 2500000 }) {
 		t.Fatalf("mem_clients_normal = %d while a 3 MB request arrives", e.srv.ClientsMemory())
 	}
 	clients, _ := strconv.ParseUint(infoField(t, info, "memory", "mem_clients_normal"), 10, 64)
@@ -273,7 +262,7 @@ func TestInputBufferAccounting(t *testing.T) {
 			t.Fatalf("got %q, want %q", got, want)
 		}
 	}
-	if !waitFor(5*time.Second, func() bool { return e.srv.ClientsMemory() == 0 }) {
+	if !testutil.Eventually(t, 5*time.Second, func() bool { return e.srv.ClientsMemory() == 0 }) {
 		t.Fatalf("mem_clients_normal = %d after the command", e.srv.ClientsMemory())
 	}
 	if got := r.do("STRLEN", "k"); got != ":3000000\r\n" {
@@ -282,11 +271,11 @@ func TestInputBufferAccounting(t *testing.T) {
 	// A closed connection gives its share back.
 	r2 := e.raw(t)
 	r2.send("*3\r\n$3\r\nSET\r\n$1\r\nj\r\n$3000000\r\n" + strings.Repeat("x", 1000000))
-	if !waitFor(5*time.Second, func() bool { return e.srv.ClientsMemory() >= 1000000 }) {
+	if !testutil.Eventually(t, 5*time.Second, func() bool { return e.srv.ClientsMemory() >= 1000000 }) {
 		t.Fatal("second request not counted")
 	}
 	r2.c.Close()
-	if !waitFor(5*time.Second, func() bool { return e.srv.ClientsMemory() == 0 }) {
+	if !testutil.Eventually(t, 5*time.Second, func() bool { return e.srv.ClientsMemory() == 0 }) {
 		t.Fatalf("mem_clients_normal = %d after the connection closed", e.srv.ClientsMemory())
 	}
 }
@@ -328,7 +317,7 @@ func TestReaderReplacementKeepsBytes(t *testing.T) {
 			}
 		}
 	}
-	if !waitFor(5*time.Second, func() bool { return e.srv.ClientsMemory() == 0 }) {
+	if !testutil.Eventually(t, 5*time.Second, func() bool { return e.srv.ClientsMemory() == 0 }) {
 		t.Fatalf("mem_clients_normal = %d at the end", e.srv.ClientsMemory())
 	}
 }
@@ -370,7 +359,7 @@ func TestMaxMemoryClients(t *testing.T) {
 	// maxmemory 8mb makes writes OOM; reads work.
 	big := e.raw(t)
 	big.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000000\r\n" + strings.Repeat("x", 10<<20))
-	if !waitFor(5*time.Second, func() bool { return e.srv.ClientsMemory() >= 10<<20 }) {
+	if !testutil.Eventually(t, 5*time.Second, func() bool { return e.srv.ClientsMemory() >= 10<<20 }) {
 		t.Fatalf("mem_clients_normal = %d", e.srv.ClientsMemory())
 	}
 	a.do("CONFIG", "SET", "maxmemory", "8mb")
@@ -399,7 +388,7 @@ func TestMaxMemoryClients(t *testing.T) {
 	if got := infoField(t, a, "stats", "evicted_clients"); got != "1" {
 		t.Fatalf("evicted_clients = %s", got)
 	}
-	if !waitFor(5*time.Second, func() bool { return e.srv.ClientsMemory() == 0 }) {
+	if !testutil.Eventually(t, 5*time.Second, func() bool { return e.srv.ClientsMemory() == 0 }) {
 		t.Fatalf("mem_clients_normal = %d after the eviction", e.srv.ClientsMemory())
 	}
 	if got := small.do("STRLEN", "s"); got != ":6291456\r\n" {
@@ -605,7 +594,7 @@ func TestTLSHandshakeDeadlineAndBound(t *testing.T) {
 
 	e2, client2 := startTLS(t, func(o *Options) { o.MaxHandshakes = 4 })
 	stall(t, e2.addr, 10)
-	if !waitFor(5*time.Second, func() bool { return e2.srv.Stats().DroppedHandshakes >= 6 }) {
+	if !testutil.Eventually(t, 5*time.Second, func() bool { return e2.srv.Stats().DroppedHandshakes >= 6 }) {
 		t.Fatalf("dropped handshakes = %d, want ≥ 6", e2.srv.Stats().DroppedHandshakes)
 	}
 	c := redis.NewClient(&redis.Options{Addr: e2.addr, TLSConfig: client2, MaxRetries: -1,

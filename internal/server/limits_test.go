@@ -11,6 +11,7 @@ import (
 
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/testutil"
 )
 
 // tset key size stores a testValue of size bytes: a denyoom write.
@@ -341,10 +342,7 @@ func TestLimitMaxClientsRuntime(t *testing.T) {
 	// A slot frees when a client leaves: the retrying client is admitted.
 	busy.finish()
 	busy.r.c.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for e.srv.Stats().ConnectedClients >= 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, func() bool { return e.srv.Stats().ConnectedClients < 2 })
 	c := e.raw(t)
 	if got := c.do("PING"); got != "+PONG\r\n" {
 		t.Fatalf("retry after a slot freed: %q", got)

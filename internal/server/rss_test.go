@@ -22,6 +22,7 @@ import (
 	"github.com/probly/probly/internal/command/str"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/testutil"
 )
 
 // The memory tests measure the resident set of a server in a child
@@ -252,7 +253,7 @@ func (c *child) warm(t *testing.T, r *raw) int64 {
 func (c *child) settleRSS(t *testing.T, base int64, d time.Duration) (int64, bool) {
 	t.Helper()
 	var now int64
-	ok := waitFor(d, func() bool {
+	ok := testutil.Eventually(t, d, func() bool {
 		now = c.rss(t)
 		return float64(now) <= 1.2*float64(base)
 	})

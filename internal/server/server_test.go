@@ -18,6 +18,7 @@ import (
 
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/testutil"
 )
 
 var ctx = context.Background()
@@ -756,10 +757,7 @@ func TestMaxClients(t *testing.T) {
 	a.do("QUIT")
 	a.expectClosed()
 	// The slot is freed once the server notices the close.
-	deadline := time.Now().Add(5 * time.Second)
-	for e.srv.Stats().ConnectedClients >= 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, func() bool { return e.srv.Stats().ConnectedClients < 2 })
 	if got := e.raw(t).do("PING"); got != "+PONG\r\n" {
 		t.Fatalf("after a slot freed: %q", got)
 	}
