@@ -48,7 +48,7 @@ func (s *Sketch) MarshalBinary() ([]byte, error) {
 	out[4] = fmtVersion
 	out[5] = s.l.p
 	out[6] = fmtHashMurmur
-	binary.LittleEndian.PutUint32(out[8:], RedisSeed)
+	binary.LittleEndian.PutUint32(out[8:], DefaultSeed)
 	binary.LittleEndian.PutUint32(out[12:], uint32(len(s.b)))
 	copy(out[fmtHdr:], s.b)
 	n := fmtHdr + len(s.b)
@@ -76,7 +76,7 @@ func (s *Sketch) UnmarshalBinary(data []byte) error {
 		if l, err = checkPrecision(data[5]); err != nil {
 			return err
 		}
-		if data[6] != fmtHashMurmur || data[7] != 0 || binary.LittleEndian.Uint32(data[8:]) != RedisSeed {
+		if data[6] != fmtHashMurmur || data[7] != 0 || binary.LittleEndian.Uint32(data[8:]) != DefaultSeed {
 			return fmt.Errorf("%w: unsupported hash %d seed %#x", ErrFormat, data[6], binary.LittleEndian.Uint32(data[8:]))
 		}
 		n := binary.LittleEndian.Uint32(data[12:])

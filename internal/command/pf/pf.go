@@ -54,10 +54,10 @@ import (
 	"bytes"
 	"errors"
 
-	"github.com/probly/probly/hll"
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/redishll"
 	"github.com/probly/probly/internal/strval"
 )
 
@@ -115,9 +115,9 @@ func asString(v keyspace.Value) (*strval.String, keyState) {
 // hllError maps an hll error to its Redis reply.
 func hllError(err error) string {
 	switch {
-	case errors.Is(err, hll.ErrNotHLL):
+	case errors.Is(err, redishll.ErrNotHLL):
 		return errNotHLL
-	case errors.Is(err, hll.ErrNotSparse):
+	case errors.Is(err, redishll.ErrNotSparse):
 		return errNotSparse
 	default:
 		return errInvalidObj
@@ -157,7 +157,7 @@ func (h *handlers) pfadd(c *command.Ctx) {
 			status = errWrongType
 			return
 		case keyMissing:
-			out, _, _ := hll.RedisAdd(nil, elems, maxBytes) // a new HLL cannot be corrupt
+			out, _, _ := redishll.Add(nil, elems, maxBytes) // a new HLL cannot be corrupt
 			if !reserveBuf(c, key, nil, out) {
 				status = command.ErrOOM
 				return
@@ -169,8 +169,8 @@ func (h *handlers) pfadd(c *command.Ctx) {
 			changed = true
 			return
 		}
-		if hll.RedisIsDense(s.B) {
-			out, ch, _ := hll.RedisAdd(s.B, elems, maxBytes) // in place; dense cannot fail
+		if redishll.IsDense(s.B) {
+			out, ch, _ := redishll.Add(s.B, elems, maxBytes) // in place; dense cannot fail
 			s.B = out
 			if ch {
 				changed = true
@@ -180,11 +180,11 @@ func (h *handlers) pfadd(c *command.Ctx) {
 			}
 			return
 		}
-		if err := hll.RedisValidate(s.B); err != nil {
+		if err := redishll.Validate(s.B); err != nil {
 			status = errNotHLL
 			return
 		}
-		out, ch, err := hll.RedisAdd(s.B, elems, maxBytes) // a sparse s.B is not modified
+		out, ch, err := redishll.Add(s.B, elems, maxBytes) // a sparse s.B is not modified
 		if ch {
 			if !reserveBuf(c, key, s, out) {
 				status = command.ErrOOM
@@ -235,10 +235,10 @@ func (h *handlers) pfcount(c *command.Ctx) {
 		case keyWrongType:
 			status, done = errWrongType, true
 		default:
-			if hll.RedisValidate(s.B) != nil {
+			if redishll.Validate(s.B) != nil {
 				status, done = errNotHLL, true
 			} else {
-				n, done = hll.RedisCached(s.B)
+				n, done = redishll.Cached(s.B)
 			}
 		}
 	})
@@ -255,7 +255,7 @@ func (h *handlers) pfcount(c *command.Ctx) {
 			}
 			var upd []byte
 			var err error
-			n, upd, err = hll.RedisCount(s.B) // writes the cache in place
+			n, upd, err = redishll.Count(s.B) // writes the cache in place
 			if err != nil {
 				status = hllError(err)
 				return
@@ -281,7 +281,7 @@ func (h *handlers) pfcount(c *command.Ctx) {
 // pfcountMany is PFCOUNT with several keys: the union's estimate; missing
 // keys are skipped; keys are checked in order; no cache is touched.
 func (h *handlers) pfcountMany(c *command.Ctx) {
-	var u hll.RedisUnion
+	var u redishll.Union
 	for _, key := range c.Args[1:] {
 		status := ""
 		c.Store.View(key, func(v keyspace.Value) {
@@ -305,7 +305,7 @@ func (h *handlers) pfcountMany(c *command.Ctx) {
 // PFMERGE destkey [sourcekey …]
 func (h *handlers) pfmerge(c *command.Ctx) {
 	dest := c.Args[1]
-	var u hll.RedisUnion
+	var u redishll.Union
 	// Check and merge every key in order, the destination first.
 	for _, key := range c.Args[1:] {
 		status := ""
@@ -413,7 +413,7 @@ func (h *handlers) pfdebug(c *command.Ctx) {
 			status = errWrongType
 			return
 		}
-		if hll.RedisValidate(s.B) != nil {
+		if redishll.Validate(s.B) != nil {
 			status = errNotHLL
 			return
 		}
@@ -422,10 +422,10 @@ func (h *handlers) pfdebug(c *command.Ctx) {
 			var dense []byte
 			var err error
 			if kind == "getreg" {
-				regs, dense, err = hll.RedisGetReg(s.B)
+				regs, dense, err = redishll.GetReg(s.B)
 			} else {
 				var conv bool
-				dense, conv, err = hll.RedisToDense(s.B)
+				dense, conv, err = redishll.ToDense(s.B)
 				if !conv {
 					dense = nil
 				} else {
@@ -448,11 +448,11 @@ func (h *handlers) pfdebug(c *command.Ctx) {
 			}
 		case "decode":
 			var err error
-			if text, err = hll.RedisDecode(s.B); err != nil {
+			if text, err = redishll.Decode(s.B); err != nil {
 				status = hllError(err)
 			}
 		case "encoding":
-			simple, _ = hll.RedisEncoding(s.B)
+			simple, _ = redishll.Encoding(s.B)
 		default:
 			status = "ERR Unknown PFDEBUG subcommand '" + string(cstr(sub)) + "'"
 		}
@@ -479,7 +479,7 @@ func (h *handlers) pfdebug(c *command.Ctx) {
 
 // PFSELFTEST
 func (h *handlers) pfselftest(c *command.Ctx) {
-	if msg := hll.RedisSelfTest(1000, selfTestElems, h.s.nextSeed()); msg != "" {
+	if msg := redishll.SelfTest(1000, selfTestElems, h.s.nextSeed()); msg != "" {
 		c.R.Error(msg)
 		return
 	}
