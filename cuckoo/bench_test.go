@@ -25,13 +25,13 @@ func benchKeys(n int, seed uint64) [][]byte {
 // benchFilter returns a filter of 2^18 buckets × 4 slots holding about 90%
 // of capacity, and the keys it holds.
 func benchFilter(b *testing.B, fpBits int) (*Filter, [][]byte) {
-	f, err := NewWithConfig(Config{Buckets: benchN / 4, BucketSize: 4, FingerprintBits: fpBits, MaxKicks: 500})
+	f, err := NewWithConfig(Config{Buckets: benchN / 4, BucketSize: 4, FingerprintBits: fpBits, MaxKicks: 500, Expansion: NoGrowth})
 	if err != nil {
 		b.Fatal(err)
 	}
 	keys := benchKeys(benchN*9/10, 1)
 	for _, k := range keys {
-		if err := f.Insert(k); err != nil {
+		if err := f.Add(k); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -45,11 +45,11 @@ func benchInsert(b *testing.B, fpBits int) {
 	for b.Loop() {
 		if i == len(keys) {
 			b.StopTimer()
-			f, _ = NewWithConfig(Config{Buckets: benchN / 4, BucketSize: 4, FingerprintBits: fpBits, MaxKicks: 500})
+			f, _ = NewWithConfig(Config{Buckets: benchN / 4, BucketSize: 4, FingerprintBits: fpBits, MaxKicks: 500, Expansion: NoGrowth})
 			i = 0
 			b.StartTimer()
 		}
-		if err := f.Insert(keys[i]); err != nil {
+		if err := f.Add(keys[i]); err != nil {
 			b.Fatal(err)
 		}
 		i++
@@ -66,7 +66,7 @@ func benchLookup(b *testing.B, fpBits int, members bool) {
 	}
 	i := 0
 	for b.Loop() {
-		f.Lookup(keys[i])
+		f.Test(keys[i])
 		i++
 		if i == len(keys) {
 			i = 0
