@@ -56,8 +56,8 @@ func benchInsert(b *testing.B, fpBits int) {
 	}
 }
 
-func BenchmarkInsert8(b *testing.B)  { benchInsert(b, 8) }
-func BenchmarkInsert16(b *testing.B) { benchInsert(b, 16) }
+func BenchmarkAdd8(b *testing.B)  { benchInsert(b, 8) }
+func BenchmarkAdd16(b *testing.B) { benchInsert(b, 16) }
 
 func benchLookup(b *testing.B, fpBits int, members bool) {
 	f, keys := benchFilter(b, fpBits)
@@ -74,7 +74,7 @@ func benchLookup(b *testing.B, fpBits int, members bool) {
 	}
 }
 
-func BenchmarkLookup8Member(b *testing.B)     { benchLookup(b, 8, true) }
-func BenchmarkLookup8NonMember(b *testing.B)  { benchLookup(b, 8, false) }
-func BenchmarkLookup16Member(b *testing.B)    { benchLookup(b, 16, true) }
-func BenchmarkLookup16NonMember(b *testing.B) { benchLookup(b, 16, false) }
+func BenchmarkTest8Member(b *testing.B)     { benchLookup(b, 8, true) }
+func BenchmarkTest8NonMember(b *testing.B)  { benchLookup(b, 8, false) }
+func BenchmarkTest16Member(b *testing.B)    { benchLookup(b, 16, true) }
+func BenchmarkTest16NonMember(b *testing.B) { benchLookup(b, 16, false) }

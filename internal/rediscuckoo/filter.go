@@ -12,7 +12,7 @@
 //   - numBuckets = nextPow2(capacity / bucketSize), sub-filter i has
 //     numBuckets·expansion^i buckets, expansion rounded up to a power of
 //     two; insert newest→oldest, kick-out in the newest sub-filter with
-//     RedisBloom's victim order and undo walk (cuckoo.Filter.InsertHash);
+//     RedisBloom's victim order and undo walk (cuckoo.Filter.AddHash);
 //   - CuckooFilter_Delete's automatic compaction: after a successful delete,
 //     if there is more than one sub-filter and deletes > items·0.10, compact
 //     from the newest sub-filter down, stopping at the first that cannot be
