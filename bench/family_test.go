@@ -59,11 +59,11 @@ type cuckooImpl struct {
 
 var cuckooImpls = []cuckooImpl{
 	{"probly", func(slots uint64) (func([]byte) bool, func([]byte) bool) {
-		f, err := cuckoo.NewWithConfig(cuckoo.Config{Buckets: slots / 4, BucketSize: 4, FingerprintBits: 8, MaxKicks: 500})
+		f, err := cuckoo.NewWithConfig(cuckoo.Config{Buckets: slots / 4, BucketSize: 4, FingerprintBits: 8, MaxKicks: 500, Expansion: cuckoo.NoGrowth})
 		if err != nil {
 			panic(err)
 		}
-		return func(k []byte) bool { return f.Insert(k) == nil }, f.Lookup
+		return func(k []byte) bool { return f.Add(k) == nil }, f.Test
 	}},
 	{"seiflotfy", func(slots uint64) (func([]byte) bool, func([]byte) bool) {
 		f := sfcf.NewFilter(uint(slots)) // nextPow2(slots)/4 buckets of 4 one-byte slots
@@ -73,11 +73,11 @@ var cuckooImpls = []cuckooImpl{
 	// option. panmari doubles the buckets when asked for more than 96% of
 	// the slots, so it is asked for exactly 96% to get slots/4 buckets.
 	{"probly-fp16", func(slots uint64) (func([]byte) bool, func([]byte) bool) {
-		f, err := cuckoo.NewWithConfig(cuckoo.Config{Buckets: slots / 4, BucketSize: 4, FingerprintBits: 16, MaxKicks: 500})
+		f, err := cuckoo.NewWithConfig(cuckoo.Config{Buckets: slots / 4, BucketSize: 4, FingerprintBits: 16, MaxKicks: 500, Expansion: cuckoo.NoGrowth})
 		if err != nil {
 			panic(err)
 		}
-		return func(k []byte) bool { return f.Insert(k) == nil }, f.Lookup
+		return func(k []byte) bool { return f.Add(k) == nil }, f.Test
 	}},
 	{"panmari", func(slots uint64) (func([]byte) bool, func([]byte) bool) {
 		f := pmcf.NewFilter(uint(slots * 24 / 25)) // slots/4 buckets of 4 two-byte slots

@@ -25,13 +25,13 @@ func benchKeys(n int, seed uint64) [][]byte {
 // benchFilter returns a filter of 2^18 buckets × 4 slots holding about 90%
 // of capacity, and the keys it holds.
 func benchFilter(b *testing.B, fpBits int) (*Filter, [][]byte) {
-	f, err := NewWithConfig(Config{Buckets: benchN / 4, BucketSize: 4, FingerprintBits: fpBits, MaxKicks: 500})
+	f, err := NewWithConfig(Config{Buckets: benchN / 4, BucketSize: 4, FingerprintBits: fpBits, MaxKicks: 500, Expansion: NoGrowth})
 	if err != nil {
 		b.Fatal(err)
 	}
 	keys := benchKeys(benchN*9/10, 1)
 	for _, k := range keys {
-		if err := f.Insert(k); err != nil {
+		if err := f.Add(k); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -45,19 +45,19 @@ func benchInsert(b *testing.B, fpBits int) {
 	for b.Loop() {
 		if i == len(keys) {
 			b.StopTimer()
-			f, _ = NewWithConfig(Config{Buckets: benchN / 4, BucketSize: 4, FingerprintBits: fpBits, MaxKicks: 500})
+			f, _ = NewWithConfig(Config{Buckets: benchN / 4, BucketSize: 4, FingerprintBits: fpBits, MaxKicks: 500, Expansion: NoGrowth})
 			i = 0
 			b.StartTimer()
 		}
-		if err := f.Insert(keys[i]); err != nil {
+		if err := f.Add(keys[i]); err != nil {
 			b.Fatal(err)
 		}
 		i++
 	}
 }
 
-func BenchmarkInsert8(b *testing.B)  { benchInsert(b, 8) }
-func BenchmarkInsert16(b *testing.B) { benchInsert(b, 16) }
+func BenchmarkAdd8(b *testing.B)  { benchInsert(b, 8) }
+func BenchmarkAdd16(b *testing.B) { benchInsert(b, 16) }
 
 func benchLookup(b *testing.B, fpBits int, members bool) {
 	f, keys := benchFilter(b, fpBits)
@@ -66,7 +66,7 @@ func benchLookup(b *testing.B, fpBits int, members bool) {
 	}
 	i := 0
 	for b.Loop() {
-		f.Lookup(keys[i])
+		f.Test(keys[i])
 		i++
 		if i == len(keys) {
 			i = 0
@@ -74,7 +74,7 @@ func benchLookup(b *testing.B, fpBits int, members bool) {
 	}
 }
 
-func BenchmarkLookup8Member(b *testing.B)     { benchLookup(b, 8, true) }
-func BenchmarkLookup8NonMember(b *testing.B)  { benchLookup(b, 8, false) }
-func BenchmarkLookup16Member(b *testing.B)    { benchLookup(b, 16, true) }
-func BenchmarkLookup16NonMember(b *testing.B) { benchLookup(b, 16, false) }
+func BenchmarkTest8Member(b *testing.B)     { benchLookup(b, 8, true) }
+func BenchmarkTest8NonMember(b *testing.B)  { benchLookup(b, 8, false) }
+func BenchmarkTest16Member(b *testing.B)    { benchLookup(b, 16, true) }
+func BenchmarkTest16NonMember(b *testing.B) { benchLookup(b, 16, false) }

@@ -3,21 +3,26 @@
 // approximate set that, unlike a Bloom filter, supports deleting keys and
 // counting copies.
 //
+// It follows probly's library vocabulary (docs/LIBRARY.md): New(n, p) and
+// NewWithConfig build a Filter, which grows by default; Add, Test,
+// TestAndAdd, Remove and Count (with *Hash and *Many forms), Compact,
+// Reset and Stats use the same words and return conventions as every
+// other probly package.
+//
 // # What it promises
 //
-// Lookup(x) is false only if x was never inserted or every inserted copy
-// was deleted: there are no false negatives, including after an insert
-// fails. An insert that finds no room runs a bounded kick-out walk and, if
-// that fails too, undoes every move it made, so the filter is exactly as
-// it was and returns ErrFull (or, when the filter grows, adds a
-// sub-filter). Popular Go cuckoo filters drop an evicted fingerprint at
+// Test(x) is false only if x was never added or every added copy was
+// removed: there are no false negatives, including after an Add fails. An
+// Add that finds no room runs a bounded kick-out walk and, if that fails
+// too, undoes every move it made, so the filter is exactly as it was and
+// returns ErrFull (or, when the filter grows, adds a sub-filter). Popular Go cuckoo filters drop an evicted fingerprint at
 // that point, turning keys that were inserted successfully into false
 // negatives; this one never does (TestNoKeyLostWhenFull).
 //
-// The one documented way to lose a key: Delete(x) of a key x that was
-// never inserted can remove the fingerprint of another key y that shares
-// x's fingerprint and one of its buckets, and y is then no longer found.
-// Delete only keys you inserted.
+// The one documented way to lose a key: Remove(x) of a key x that was
+// never added can remove the fingerprint of another key y that shares x's
+// fingerprint and one of its buckets, and y is then no longer found.
+// Remove only keys you added.
 //
 // # Structure and parameters
 //
@@ -36,20 +41,20 @@
 // default 16), taking one or two bytes.
 //
 // A filter is a list of sub-filters. The first has
-// nextPow2(Capacity / b) buckets; when an insert finds no room and
-// Expansion e is not 0, a sub-filter with e times the buckets of the
-// previous one is added (e is rounded up to a power of two). An insert
-// tries an empty slot in bucket h1, then h2, in every sub-filter from the
-// newest to the oldest; then kicks fingerprints out along a path of at
-// most MaxKicks steps in the newest sub-filter; then grows. Lookup, Count
-// and Delete probe both buckets of every sub-filter. Compact moves
+// nextPow2(Capacity / b) buckets; when an Add finds no room, a sub-filter
+// with e times the buckets of the previous one is added (Expansion e,
+// default 2, rounded up to a power of two; NoGrowth turns this off). An
+// Add tries an empty slot in bucket h1, then h2, in every sub-filter from
+// the newest to the oldest; then kicks fingerprints out along a path of at
+// most MaxKicks steps in the newest sub-filter; then grows. Test, Count
+// and Remove probe both buckets of every sub-filter. Compact moves
 // fingerprints from newer sub-filters into free slots of older ones and
 // releases emptied sub-filters.
 //
 // With 8-bit fingerprints and MurmurHash64A (seed 0) as the hash, this is
-// exactly RedisBloom's cuckoo filter, bit for bit (the server's CF.*
-// commands use it that way); the choice of insert order, victim slots and
-// undo walk follows RedisBloom's cuckoo.c.
+// exactly RedisBloom's cuckoo filter, bit for bit: probly's server runs its
+// CF.* commands on this package, compatibly with RedisBloom; the choice of
+// insert order, victim slots and undo walk follows RedisBloom's cuckoo.c.
 //
 // # False-positive rate
 //
@@ -60,7 +65,7 @@
 //	FPR ≈ 1 − (1 − 1/(2^f − 1))^(2b·α) ≈ 2b·α / (2^f − 1),
 //
 // about 2b/2^f for a full table, and the rates of the sub-filters add up.
-// Stats.EstimatedFPR evaluates the formula for the current loads. At full
+// Stats().FPR evaluates the formula for the current loads. At full
 // load:
 //
 //	bucket size b   f = 8 bits   f = 16 bits   highest load reached
@@ -86,9 +91,9 @@
 // # Cost
 //
 // Memory: the tables, b·f/8 bytes per bucket, plus about 100 bytes; a
-// filter at load α spends about f/α bits per key. Lookup and Count hash
+// filter at load α spends about f/α bits per key. Test and Count hash
 // the key once and read two buckets per sub-filter (two cache misses for a
-// large filter); Delete the same. Insert is usually as cheap and at most
+// large filter); Remove the same. Add is usually as cheap and at most
 // MaxKicks swaps (twice that when the walk fails and is undone), plus the
 // allocation of a new sub-filter when it grows. Nothing allocates except
 // growth, Clone and encoding.
@@ -96,7 +101,7 @@
 // # Concurrency
 //
 // A Filter is not safe for concurrent use when any goroutine modifies it.
-// Concurrent read-only calls (Lookup, Count, Stats, encoding) are safe.
+// Concurrent read-only calls (Test, Count, Stats, encoding) are safe.
 // Serialize modifications with a sync.RWMutex.
 //
 // # Encoding

@@ -47,7 +47,7 @@ func (f *Filter) appendHeader(b []byte) []byte {
 	b = le.AppendUint64(b, f.seed)
 	b = le.AppendUint64(b, f.buckets)
 	b = le.AppendUint32(b, uint32(f.expansion))
-	b = le.AppendUint32(b, uint32(f.SubFilters()))
+	b = le.AppendUint32(b, uint32(f.subFilters()))
 	b = le.AppendUint64(b, f.items)
 	b = le.AppendUint64(b, f.deletes)
 	b = le.AppendUint64(b, f.maxBytes)
@@ -133,11 +133,11 @@ func (f *Filter) encodedSize() uint64 { return headerLen + f.bytes + trailerLen 
 
 // appendTables appends the raw tables of every sub-filter.
 func (f *Filter) appendTables(b []byte) []byte {
-	for i := range f.SubFilters() {
+	for i := range f.subFilters() {
 		start := len(b)
-		n := f.TableBytes(i)
+		n := f.tableBytes(i)
 		b = append(b, make([]byte, n)...)
-		f.ReadTableAt(i, b[start:], 0)
+		f.readTableAt(i, b[start:], 0)
 	}
 	return b
 }
@@ -165,10 +165,10 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 		return int64(n), err
 	}
 	cw := &binfmt.CRCWriter{W: w, N: int64(n)}
-	for i := range f.SubFilters() {
-		size := f.TableBytes(i)
+	for i := range f.subFilters() {
+		size := f.tableBytes(i)
 		for off := uint64(0); off < size; {
-			k := f.ReadTableAt(i, buf[:binfmt.IOChunk], off)
+			k := f.readTableAt(i, buf[:binfmt.IOChunk], off)
 			if _, err := cw.Write(buf[:k]); err != nil {
 				return cw.N, err
 			}
@@ -181,13 +181,13 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 // build allocates the filter a validated header describes and fills its
 // tables from tables (exactly h.tableBytes bytes).
 func (h header) build(tables []byte) (*Filter, error) {
-	f, err := Restore(h.cfg, h.sub, h.items, h.deletes)
+	f, err := restore(h.cfg, h.sub, h.items, h.deletes)
 	if err != nil {
 		return nil, formatErr("%v", err)
 	}
 	for i := range h.sub {
-		n := f.TableBytes(i)
-		if err := f.WriteTableAt(i, tables[:n], 0); err != nil {
+		n := f.tableBytes(i)
+		if err := f.writeTableAt(i, tables[:n], 0); err != nil {
 			return nil, formatErr("%v", err)
 		}
 		tables = tables[n:]

@@ -14,7 +14,7 @@ func BenchmarkFilterEncoding(b *testing.B) {
 		b.Fatal(err)
 	}
 	for i := range 100_000 {
-		f.Insert([]byte{byte(i), byte(i >> 8), byte(i >> 16)})
+		f.Add([]byte{byte(i), byte(i >> 8), byte(i >> 16)})
 	}
 	binfmttest.BenchEncoding(b, f, func() binfmttest.Codec { return new(cuckoo.Filter) })
 }

@@ -51,7 +51,7 @@ func docVector(t *testing.T, name string) []byte {
 func vectorFilter8(t testing.TB) *Filter {
 	f := mustConfig(t, Config{Buckets: 4, BucketSize: 2, FingerprintBits: 8, MaxKicks: 20, Expansion: 2})
 	for _, k := range vectorKeys {
-		if err := f.InsertString(k); err != nil {
+		if err := f.Add([]byte(k)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -61,7 +61,7 @@ func vectorFilter8(t testing.TB) *Filter {
 func vectorFilter16(t testing.TB) *Filter {
 	f := mustConfig(t, Config{Buckets: 2, BucketSize: 2, FingerprintBits: 16, Seed: 7})
 	for _, k := range vectorKeys {
-		if err := f.InsertString(k); err != nil {
+		if err := f.Add([]byte(k)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -79,11 +79,11 @@ func TestVectors(t *testing.T) {
 			t.Errorf("%s: encoding differs from docs/FORMATS.md:\n got % x\nwant % x", name, enc, want)
 		}
 		g, rest, err := Decode(want)
-		if err != nil || len(rest) != 0 || !g.Equal(f) {
+		if err != nil || len(rest) != 0 || !g.equal(f) {
 			t.Errorf("%s: decoding the vector: %v, %d bytes left", name, err, len(rest))
 		}
 		for _, k := range vectorKeys {
-			if !g.LookupString(k) {
+			if !g.Test([]byte(k)) {
 				t.Errorf("%s: %q missing after decode", name, k)
 			}
 		}
@@ -109,19 +109,19 @@ func encodings(t testing.TB) [][]byte {
 	}
 	add(vectorFilter8(t))
 	add(vectorFilter16(t))
-	f := mustConfig(t, Config{Buckets: 2, BucketSize: 3, FingerprintBits: 8, MaxKicks: 3, Expansion: 2, MaxBytes: 4096, HashID: HashMurmur64A})
+	f := mustConfig(t, Config{Buckets: 2, BucketSize: 3, FingerprintBits: 8, MaxKicks: 3, Expansion: 2, MaxBytes: 4096, HashID: hashMurmur64A})
 	g := mustConfig(t, Config{Buckets: 4, BucketSize: 1, FingerprintBits: 16, MaxKicks: 9, Expansion: 1, Seed: 99})
 	rng := splitmix64(3)
 	for i := 0; i < 60; i++ {
-		if err := f.InsertHash(rng.next()); err != nil {
+		if err := f.AddHash(rng.next()); err != nil {
 			t.Fatal(err)
 		}
-		if err := g.InsertHash(rng.next()); err != nil {
+		if err := g.AddHash(rng.next()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f.DeleteHash(12)
-	g.DeleteHash(rng.next())
+	f.RemoveHash(12)
+	g.RemoveHash(rng.next())
 	add(f)
 	add(g)
 	return out
@@ -147,11 +147,11 @@ func TestRoundTripAndRest(t *testing.T) {
 		}
 		var g Filter
 		r := bytes.NewReader(append(bytes.Clone(enc), 1, 2, 3))
-		if n, err := g.ReadFrom(r); err != nil || n != int64(len(enc)) || r.Len() != 3 || !g.Equal(f) {
+		if n, err := g.ReadFrom(r); err != nil || n != int64(len(enc)) || r.Len() != 3 || !g.equal(f) {
 			t.Fatalf("%d: ReadFrom %d %v", i, n, err)
 		}
 		var u Filter
-		if err := u.UnmarshalBinary(enc); err != nil || !u.Equal(f) {
+		if err := u.UnmarshalBinary(enc); err != nil || !u.equal(f) {
 			t.Fatalf("%d: UnmarshalBinary %v", i, err)
 		}
 		if err := u.UnmarshalBinary(append(bytes.Clone(enc), 0)); !errors.Is(err, ErrFormat) {
@@ -164,7 +164,7 @@ func TestRoundTripAndRest(t *testing.T) {
 	// The big-table path of WriteTo/ReadFrom (several 64 KiB pieces).
 	big := mustConfig(t, Config{Buckets: 1 << 16, FingerprintBits: 16, BucketSize: 2})
 	for i := uint64(0); i < 50000; i++ {
-		big.InsertHash(i * 0x9e3779b97f4a7c15)
+		big.AddHash(i * 0x9e3779b97f4a7c15)
 	}
 	var w bytes.Buffer
 	big.WriteTo(&w)
@@ -173,7 +173,7 @@ func TestRoundTripAndRest(t *testing.T) {
 	if !bytes.Equal(w.Bytes(), enc) {
 		t.Fatal("WriteTo differs on a big filter")
 	}
-	if _, err := back.ReadFrom(&w); err != nil || !back.Equal(big) {
+	if _, err := back.ReadFrom(&w); err != nil || !back.equal(big) {
 		t.Fatal("ReadFrom of a big filter", err)
 	}
 }
@@ -336,7 +336,7 @@ func TestWriteToErrors(t *testing.T) {
 func TestDecodedFilterWorks(t *testing.T) {
 	f := mustConfig(t, Config{Capacity: 200, Expansion: 2, MaxKicks: 30})
 	for i := 0; i < 1000; i++ {
-		f.InsertHash(uint64(i) * 0x9e3779b97f4a7c15)
+		f.AddHash(uint64(i) * 0x9e3779b97f4a7c15)
 	}
 	enc, _ := f.MarshalBinary()
 	g, _, err := Decode(enc)
@@ -345,17 +345,17 @@ func TestDecodedFilterWorks(t *testing.T) {
 	}
 	for i := 0; i < 1000; i++ {
 		h := uint64(i) * 0x9e3779b97f4a7c15
-		if !g.LookupHash(h) {
+		if !g.TestHash(h) {
 			t.Fatalf("%d lost", i)
 		}
-		if !g.DeleteHash(h) {
+		if !g.RemoveHash(h) {
 			t.Fatalf("%d not deletable", i)
 		}
 	}
-	if g.Stats().UsedSlots != 0 || g.Items() != 0 {
+	if g.Stats().SetBits != 0 || g.Stats().N != 0 {
 		t.Fatalf("%+v", g.Stats())
 	}
-	if math.IsNaN(g.Stats().EstimatedFPR) {
+	if math.IsNaN(g.Stats().FPR) {
 		t.Fatal("NaN")
 	}
 }

@@ -12,12 +12,12 @@ var (
 	// exist, and similar.
 	ErrInvalidParameter = errors.New("cuckoo: invalid parameter")
 
-	// ErrFull reports that an insert found no room, the bounded kick-out
-	// walk failed and the filter may not grow (Expansion 0). The filter is
+	// ErrFull reports that an Add found no room, the bounded kick-out
+	// walk failed and the filter may not grow (Expansion NoGrowth). The filter is
 	// exactly as it was before the call: no fingerprint was dropped.
 	ErrFull = errors.New("cuckoo: filter is full")
 
-	// ErrTooLarge reports that a filter, or the sub-filter an insert needed
+	// ErrTooLarge reports that a filter, or the sub-filter an Add needed
 	// to add, would exceed Config.MaxBytes, MaxTableBytes or MaxSubFilters.
 	// As with ErrFull, the filter is unchanged.
 	ErrTooLarge = errors.New("cuckoo: filter too large")

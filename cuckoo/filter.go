@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // Limits.
@@ -27,16 +28,23 @@ const (
 	DefaultBucketSize      = 4
 	DefaultFingerprintBits = 16
 	DefaultMaxKicks        = 500
+	DefaultExpansion       = 2
 )
 
+// NoGrowth as Config.Expansion makes a filter that never grows: an insert
+// that finds no room returns ErrFull.
+const NoGrowth = ^uint32(0)
+
 // Config holds the parameters of a filter. Zero fields take the documented
-// defaults, except Expansion, where 0 means "never grow".
+// defaults; in particular a zero Expansion grows by DefaultExpansion, as
+// New does (set NoGrowth to turn growth off).
 type Config struct {
 	// Capacity sizes the first sub-filter: it gets
 	// nextPow2(Capacity / BucketSize) buckets (integer division; at least
 	// 1). A filter holds at most about 95% of its slots with bucket size 4
 	// (84% with 2, 50% with 1) before inserts start to fail or grow it.
-	// Ignored when Buckets is set.
+	// When Buckets is set, Buckets sizes the table and Capacity is only
+	// recorded (Config, Stats().Capacity; 0 = Buckets · BucketSize).
 	Capacity uint64
 	// Buckets, if not 0, is the first sub-filter's number of buckets, a
 	// power of two. It takes precedence over Capacity.
@@ -52,15 +60,16 @@ type Config struct {
 	// Expansion is the growth factor: when an insert finds no room a new
 	// sub-filter with Expansion times the buckets of the previous one is
 	// added. It is rounded up to a power of two (3 becomes 4); at most
-	// 32768. 0 means the filter never grows and a full insert returns
-	// ErrFull.
+	// 32768. 0 means DefaultExpansion (2); NoGrowth means the filter never
+	// grows and a full insert returns ErrFull.
 	Expansion uint32
 	// MaxBytes, if not 0, limits the total table bytes of all
 	// sub-filters; creating or growing beyond it fails with ErrTooLarge.
 	MaxBytes uint64
-	// HashID is the hash the keys go through (default HashXXH3); Seed is
-	// its seed. The key methods need a hash this package computes (see
-	// CanHashKeys); the *Hash methods work with any.
+	// HashID is the hash the keys go through: 0 or HashXXH3 (the
+	// default; NewWithConfig accepts no other). Seed is its seed (default
+	// 0). Filters decoded from elsewhere may carry another hash ID (see
+	// CanHashKeys): the *Hash methods work with any.
 	HashID HashID
 	Seed   uint64
 }
@@ -68,17 +77,16 @@ type Config struct {
 // Filter is a cuckoo filter (Fan, Andersen, Kaminsky & Mitzenmacher 2014)
 // made of one or more sub-filters. See the package documentation.
 //
-// The zero Filter is not usable: create one with New, NewWithConfig
-// or Restore, or call UnmarshalBinary / ReadFrom on it. On the zero
-// value, every method that reads or changes the tables (Insert, Lookup,
-// Count, Delete, Compact, SubFilters, Stats, the table access and the
-// encoders) panics with a message naming them; the counters (Items,
-// Deletes, SizeBytes) and Config, HashID and Seed return zeros.
+// The zero Filter is not usable: create one with New or NewWithConfig,
+// or call UnmarshalBinary / ReadFrom on it. On the zero value,
+// every method that reads or changes the tables (Add, Test, Count, Remove,
+// Compact, Reset, Stats, Clone and the encoders) panics with a message
+// naming the constructors; Config returns the zero Config.
 //
 // A Filter is not safe for concurrent use when any goroutine modifies it
-// (Insert, Delete, Compact, WriteTableAt, UnmarshalBinary, ReadFrom);
-// read-only methods (Lookup, Count, Stats, encoding) may run concurrently
-// with each other. Callers serialize modifications with their own lock.
+// (Add, Remove, Compact, Reset, UnmarshalBinary, ReadFrom); read-only
+// methods (Test, Count, Stats, encoding) may run concurrently with each
+// other. Callers serialize modifications with their own lock.
 type Filter struct {
 	bucketSize int
 	fpBits     int
@@ -88,6 +96,8 @@ type Filter struct {
 	maxBytes   uint64 // 0 = MaxTableBytes only
 	hashID     HashID
 	seed       uint64
+	capacity   uint64  // the n it was sized for (0: buckets · bucket size)
+	p          float64 // the p it was sized for (0: the full-table rate)
 
 	items   uint64
 	deletes uint64
@@ -99,7 +109,7 @@ type Filter struct {
 
 // zeroFilter is the panic message of a method that needs the tables,
 // called on the zero Filter.
-const zeroFilter = "cuckoo: method called on a zero Filter, which is not usable: create it with New, NewWithConfig or Restore (or UnmarshalBinary into it)"
+const zeroFilter = "cuckoo: method called on a zero Filter, which is not usable: create it with New or NewWithConfig (or UnmarshalBinary / ReadFrom into it)"
 
 // core16 returns the 16-bit core, the one in use when c8 is nil; on the
 // zero Filter (neither set) it panics with zeroFilter instead of a nil
@@ -125,7 +135,8 @@ func invalid(format string, args ...any) error {
 }
 
 // normalize applies defaults, validates c, rounds Expansion up to a power
-// of two and sets Buckets from Capacity when it is 0.
+// of two and sets Buckets from Capacity when it is 0. Expansion has its
+// encoded meaning here (0 = never grow; see public).
 func (c *Config) normalize() error {
 	if c.BucketSize == 0 {
 		c.BucketSize = DefaultBucketSize
@@ -201,9 +212,9 @@ func (f *Filter) reserve(nb uint64) (uint64, error) {
 	return b, nil
 }
 
-// grow appends sub-filter number SubFilters().
+// grow appends sub-filter number subFilters().
 func (f *Filter) grow() error {
-	n := f.SubFilters()
+	n := f.subFilters()
 	if n >= MaxSubFilters {
 		return fmt.Errorf("%w: already %d sub-filters", ErrTooLarge, n)
 	}
@@ -223,6 +234,19 @@ func (f *Filter) grow() error {
 	}
 	f.bytes += b
 	return nil
+}
+
+// public converts a Config of the public API (Expansion 0 = the default,
+// NoGrowth = never) to the encoded meaning normalize and the hooks use
+// (0 = never).
+func (c Config) public() Config {
+	switch c.Expansion {
+	case 0:
+		c.Expansion = DefaultExpansion
+	case NoGrowth:
+		c.Expansion = 0
+	}
+	return c
 }
 
 func newEmpty(c Config) (*Filter, error) {
@@ -247,10 +271,21 @@ func newEmpty(c Config) (*Filter, error) {
 	return f, nil
 }
 
-// NewWithConfig returns an empty filter with one sub-filter. Errors:
-// ErrInvalidParameter for a parameter out of range, ErrTooLarge when the
-// first sub-filter exceeds MaxBytes or MaxTableBytes.
+// NewWithConfig returns an empty filter with one sub-filter of
+// nextPow2(Capacity / BucketSize) buckets (or Buckets) that grows by
+// Expansion (default 2) when full. Errors: ErrInvalidParameter for a
+// parameter out of range or a hash ID other than HashXXH3, ErrTooLarge
+// when the first sub-filter exceeds MaxBytes or MaxTableBytes.
 func NewWithConfig(c Config) (*Filter, error) {
+	if c.HashID != 0 && c.HashID != HashXXH3 {
+		return nil, invalid("hash ID %d (%v): this package computes only HashXXH3", uint16(c.HashID), c.HashID)
+	}
+	return newWithConfig(c.public())
+}
+
+// newWithConfig is NewWithConfig with c's Expansion in the encoded meaning
+// and any hash ID (the server's hook).
+func newWithConfig(c Config) (*Filter, error) {
 	f, err := newEmpty(c)
 	if err != nil {
 		return nil, err
@@ -258,6 +293,7 @@ func NewWithConfig(c Config) (*Filter, error) {
 	if err := f.grow(); err != nil {
 		return nil, err
 	}
+	f.capacity = c.Capacity // recorded even when Buckets sized the table
 	return f, nil
 }
 
@@ -271,7 +307,8 @@ func NewWithConfig(c Config) (*Filter, error) {
 // sizes the first sub-filter so that n keys fill at most 95% (b = 4), 84%
 // (b = 2) or 50% (b = 1) of its slots, bounds kick-out walks at 500 and
 // sets Expansion 2, so inserting beyond n adds sub-filters (each adds its
-// own share to the false-positive rate) instead of failing. Errors:
+// own share to the false-positive rate) instead of failing. Config and
+// Stats report n as Capacity and p as the target rate. Errors:
 // ErrInvalidParameter for n = 0, p ∉ (0, 1) or NaN, or p < 2/65535 (no
 // fingerprint width of this package reaches it); ErrTooLarge if the table
 // would exceed MaxTableBytes.
@@ -304,17 +341,22 @@ func New(n uint64, p float64) (*Filter, error) {
 	if c.Buckets*uint64(c.BucketSize) < uint64(need) {
 		c.Buckets *= 2
 	}
-	return NewWithConfig(c)
+	f, err := newWithConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	f.capacity, f.p = n, p
+	return f, nil
 }
 
-// Restore returns a filter with the parameters of c, sub sub-filters
-// (sizes as if it had grown sub−1 times) whose tables are all empty, and
-// the given item and delete counters. It is for loading a filter whose
-// tables arrive separately (WriteTableAt), such as RedisBloom's
-// CF.LOADCHUNK. Sizes are checked against the limits before anything is
-// allocated. Errors as NewWithConfig, and ErrInvalidParameter for sub < 1,
-// or sub > 1 with Expansion 0.
-func Restore(c Config, sub int, items, deletes uint64) (*Filter, error) {
+// restore returns a filter with the parameters of c (Expansion in the
+// encoded meaning), sub sub-filters (sizes as if it had grown sub−1 times)
+// whose tables are all empty, and the given item and delete counters. It
+// is for loading a filter whose tables arrive separately (writeTableAt):
+// the decoder and RedisBloom's CF.LOADCHUNK. Sizes are checked against the
+// limits before anything is allocated. Errors as NewWithConfig, and
+// ErrInvalidParameter for sub < 1, or sub > 1 with Expansion 0.
+func restore(c Config, sub int, items, deletes uint64) (*Filter, error) {
 	f, err := newEmpty(c)
 	if err != nil {
 		return nil, err
@@ -352,10 +394,22 @@ func Restore(c Config, sub int, items, deletes uint64) (*Filter, error) {
 }
 
 // Config returns the filter's parameters, with defaults applied, Buckets
-// set to the first sub-filter's bucket count and Expansion rounded.
+// set to the first sub-filter's bucket count, Expansion rounded (NoGrowth
+// for a filter that does not grow) and Capacity the n it was sized for
+// (Buckets · BucketSize when that is not known, as after decoding).
 // NewWithConfig(f.Config()) makes an empty filter of the same shape.
 func (f *Filter) Config() Config {
+	c := f.rawConfig()
+	if c.Expansion == 0 && f.buckets != 0 {
+		c.Expansion = NoGrowth
+	}
+	return c
+}
+
+// rawConfig is Config with Expansion in the encoded meaning (0 = never).
+func (f *Filter) rawConfig() Config {
 	return Config{
+		Capacity:        f.capacity0(),
 		Buckets:         f.buckets,
 		BucketSize:      f.bucketSize,
 		FingerprintBits: f.fpBits,
@@ -367,37 +421,31 @@ func (f *Filter) Config() Config {
 	}
 }
 
-// SetMaxBytes replaces the limit on the total table bytes (0 = none but
+// capacity0 is the n the first sub-filter was sized for.
+func (f *Filter) capacity0() uint64 {
+	if f.capacity != 0 {
+		return f.capacity
+	}
+	return f.buckets * uint64(f.bucketSize)
+}
+
+// setMaxBytes replaces the limit on the total table bytes (0 = none but
 // MaxTableBytes). It does not shrink anything: a lower limit only stops
 // future growth.
-func (f *Filter) SetMaxBytes(n uint64) { f.maxBytes = n }
+func (f *Filter) setMaxBytes(n uint64) { f.maxBytes = n }
 
-// HashID returns the filter's hash ID.
-func (f *Filter) HashID() HashID { return f.hashID }
-
-// Seed returns the filter's hash seed.
-func (f *Filter) Seed() uint64 { return f.seed }
-
-// Items returns the number of successful inserts minus the number of
-// successful deletes (duplicates count every time).
-func (f *Filter) Items() uint64 { return f.items }
-
-// Deletes returns the number of successful deletes since the last
-// compaction.
-func (f *Filter) Deletes() uint64 { return f.deletes }
-
-// SubFilters returns the number of sub-filters (at least 1).
-func (f *Filter) SubFilters() int {
+// subFilters returns the number of sub-filters (at least 1).
+func (f *Filter) subFilters() int {
 	if f.c8 != nil {
 		return len(f.c8.subs)
 	}
 	return len(f.core16().subs)
 }
 
-// SubFilterBuckets returns the bucket count of sub-filter i (0 = oldest),
+// subFilterBuckets returns the bucket count of sub-filter i (0 = oldest),
 // or 0 if there is no such sub-filter.
-func (f *Filter) SubFilterBuckets(i int) uint64 {
-	if i < 0 || i >= f.SubFilters() {
+func (f *Filter) subFilterBuckets(i int) uint64 {
+	if i < 0 || i >= f.subFilters() {
 		return 0
 	}
 	if f.c8 != nil {
@@ -406,14 +454,11 @@ func (f *Filter) SubFilterBuckets(i int) uint64 {
 	return f.core16().subs[i].buckets()
 }
 
-// TableBytes returns the size in bytes of sub-filter i's table (buckets ·
+// tableBytes returns the size in bytes of sub-filter i's table (buckets ·
 // bucket size · fingerprint bytes), or 0 if there is no such sub-filter.
-func (f *Filter) TableBytes(i int) uint64 {
-	return f.SubFilterBuckets(i) * uint64(f.bucketSize) * f.slotBytes()
+func (f *Filter) tableBytes(i int) uint64 {
+	return f.subFilterBuckets(i) * uint64(f.bucketSize) * f.slotBytes()
 }
-
-// SizeBytes returns the table bytes of all sub-filters.
-func (f *Filter) SizeBytes() uint64 { return f.bytes }
 
 // ---- fingerprints ----
 
@@ -422,14 +467,14 @@ func fp16(h uint64) uint16 { return uint16(h%65535 + 1) }
 
 // ---- operations ----
 
-// InsertHash adds one copy of the key whose hash is h (RedisBloom's
+// AddHash adds one copy of the key whose hash is h (RedisBloom's
 // CuckooFilter_Insert). It tries, sub-filters newest first, an empty slot
 // in bucket h1 then h2; then a kick-out walk of at most MaxKicks steps in
-// the newest sub-filter; then, unless Expansion is 0, it adds a sub-filter
-// and stores the fingerprint there. Errors: ErrFull (Expansion 0) and
-// ErrTooLarge (the new sub-filter would break a limit); on error the
+// the newest sub-filter; then, unless the filter does not grow, it adds a
+// sub-filter and stores the fingerprint there. Errors: ErrFull (NoGrowth)
+// and ErrTooLarge (the new sub-filter would break a limit); on error the
 // filter is exactly as it was.
-func (f *Filter) InsertHash(h uint64) error {
+func (f *Filter) AddHash(h uint64) error {
 	for {
 		var ok bool
 		if f.c8 != nil {
@@ -452,64 +497,68 @@ func (f *Filter) InsertHash(h uint64) error {
 	}
 }
 
-// Insert adds one copy of key (see InsertHash). Inserting the same key
-// again adds another copy; a bucket pair holds at most 2·BucketSize copies
-// per sub-filter.
-func (f *Filter) Insert(key []byte) error { return f.InsertHash(f.hashKey(key)) }
+// Add adds one copy of key (see AddHash). Adding the same key again adds
+// another copy; a bucket pair holds at most 2·BucketSize copies per
+// sub-filter.
+func (f *Filter) Add(key []byte) error { return f.AddHash(f.hashKey(key)) }
 
-// InsertString is Insert for a string key.
-func (f *Filter) InsertString(key string) error { return f.InsertHash(f.hashString(key)) }
-
-// InsertUniqueHash inserts h unless LookupHash(h) is already true, in which
-// case it returns false and changes nothing (RedisBloom's CF.ADDNX). Errors
-// as InsertHash.
-func (f *Filter) InsertUniqueHash(h uint64) (bool, error) {
-	if f.LookupHash(h) {
-		return false, nil
+// AddMany adds every key in order (see Add) and stops at the first error,
+// which it returns wrapped with the key's index; the keys before it stay
+// added.
+func (f *Filter) AddMany(keys [][]byte) error {
+	for i, k := range keys {
+		if err := f.AddHash(f.hashKey(k)); err != nil {
+			return fmt.Errorf("key %d: %w", i, err)
+		}
 	}
-	if err := f.InsertHash(h); err != nil {
+	return nil
+}
+
+// TestAndAddHash reports TestHash(h) and, when it was false, adds h (so
+// afterwards TestHash(h) is true). Unlike AddHash it never stores a second
+// copy of a key that may be present: this is RedisBloom's CF.ADDNX.
+// Errors as AddHash (the bool is then false and nothing changed).
+func (f *Filter) TestAndAddHash(h uint64) (bool, error) {
+	if f.TestHash(h) {
+		return true, nil
+	}
+	if err := f.AddHash(h); err != nil {
 		return false, err
 	}
-	return true, nil
+	return false, nil
 }
 
-// InsertUnique is InsertUniqueHash for key.
-func (f *Filter) InsertUnique(key []byte) (bool, error) {
-	return f.InsertUniqueHash(f.hashKey(key))
+// TestAndAdd is TestAndAddHash for key.
+func (f *Filter) TestAndAdd(key []byte) (bool, error) {
+	return f.TestAndAddHash(f.hashKey(key))
 }
 
-// LookupHash reports whether the key whose hash is h may be in the filter.
-// It is never false for a key inserted and not deleted; it is true for
+// TestHash reports whether the key whose hash is h may be in the filter.
+// It is never false for a key added and not removed; it is true for
 // another key with the probability given in the package documentation.
-func (f *Filter) LookupHash(h uint64) bool {
+func (f *Filter) TestHash(h uint64) bool {
 	if f.c8 != nil {
 		return f.c8.lookup(h, fp8(h))
 	}
 	return f.core16().lookup(h, fp16(h))
 }
 
-// Lookup reports whether key may be in the filter (see LookupHash).
-func (f *Filter) Lookup(key []byte) bool { return f.LookupHash(f.hashKey(key)) }
+// Test reports whether key may be in the filter (see TestHash).
+func (f *Filter) Test(key []byte) bool { return f.TestHash(f.hashKey(key)) }
 
-// LookupString is Lookup for a string key.
-func (f *Filter) LookupString(key string) bool { return f.LookupHash(f.hashString(key)) }
-
-// LookupMany looks up every key, storing the answers in out (grown if
-// shorter than keys) and returning it.
-func (f *Filter) LookupMany(keys [][]byte, out []bool) []bool {
-	if cap(out) < len(keys) {
-		out = make([]bool, len(keys))
+// TestMany tests every key and appends the answers to dst, returning the
+// extended slice.
+func (f *Filter) TestMany(keys [][]byte, dst []bool) []bool {
+	dst = slices.Grow(dst, len(keys))
+	for _, k := range keys {
+		dst = append(dst, f.TestHash(f.hashKey(k)))
 	}
-	out = out[:len(keys)]
-	for i, k := range keys {
-		out[i] = f.LookupHash(f.hashKey(k))
-	}
-	return out
+	return dst
 }
 
 // CountHash returns the number of slots that hold h's fingerprint in h's
 // two buckets, summed over all sub-filters (RedisBloom's CF.COUNT). It is
-// at least the number of copies of the key inserted and not deleted; other
+// at least the number of copies of the key added and not removed; other
 // keys with the same fingerprint and buckets add to it, and a bucket that
 // is both h1 and h2 is counted twice.
 func (f *Filter) CountHash(h uint64) uint64 {
@@ -522,14 +571,15 @@ func (f *Filter) CountHash(h uint64) uint64 {
 // Count is CountHash for key.
 func (f *Filter) Count(key []byte) uint64 { return f.CountHash(f.hashKey(key)) }
 
-// DeleteHash removes one copy of h's fingerprint, searching sub-filters
-// newest first and bucket h1 before h2, and reports whether it found one.
-// On success Items decreases and Deletes increases by one.
+// RemoveHash removes one copy of h's fingerprint, searching sub-filters
+// newest first and bucket h1 before h2, and reports whether it found one
+// (false: nothing changed). On success Stats().N decreases and
+// Stats().Deletes increases by one.
 //
-// Delete only keys that were inserted: deleting a key that never was can
+// Remove only keys that were added: removing a key that never was can
 // remove the fingerprint of another key that shares its fingerprint and a
 // bucket, which then is no longer found (a false negative).
-func (f *Filter) DeleteHash(h uint64) bool {
+func (f *Filter) RemoveHash(h uint64) bool {
 	var ok bool
 	if f.c8 != nil {
 		ok = f.c8.remove(h, fp8(h))
@@ -543,25 +593,17 @@ func (f *Filter) DeleteHash(h uint64) bool {
 	return ok
 }
 
-// Delete is DeleteHash for key.
-func (f *Filter) Delete(key []byte) bool { return f.DeleteHash(f.hashKey(key)) }
-
-// DeleteString is Delete for a string key.
-func (f *Filter) DeleteString(key string) bool { return f.DeleteHash(f.hashString(key)) }
+// Remove is RemoveHash for key.
+func (f *Filter) Remove(key []byte) bool { return f.RemoveHash(f.hashKey(key)) }
 
 // Compact moves fingerprints of newer sub-filters into free slots of older
 // ones, from the newest sub-filter down to the second, and releases the
 // newest sub-filters once they are empty (RedisBloom's CF.COMPACT). A
 // sub-filter that cannot be emptied stays and compaction continues with
-// the next older one. Deletes is reset to 0. Lookups answer the same
+// the next older one. Stats().Deletes is reset to 0. Tests answer the same
 // before and after (fingerprints stay in one of their key's buckets).
 // Cost: one pass over the tables of the sub-filters it visits.
 func (f *Filter) Compact() { f.compact(false) }
-
-// CompactNewest is Compact that stops at the first sub-filter (from the
-// newest down) that cannot be emptied, as RedisBloom's automatic
-// compaction after deletes does.
-func (f *Filter) CompactNewest() { f.compact(true) }
 
 func (f *Filter) compact(stop bool) {
 	if f.c8 != nil {
@@ -570,45 +612,72 @@ func (f *Filter) compact(stop bool) {
 		f.core16().compact(stop)
 	}
 	f.bytes = 0
-	for i := range f.SubFilters() {
-		f.bytes += f.TableBytes(i)
+	for i := range f.subFilters() {
+		f.bytes += f.tableBytes(i)
 	}
 	f.deletes = 0
 }
 
+// Reset empties the filter and releases every sub-filter but the first,
+// keeping the parameters: it is then as NewWithConfig(f.Config()) made it.
+func (f *Filter) Reset() {
+	if f.c8 != nil {
+		f.c8.reset()
+	} else {
+		f.core16().reset()
+	}
+	f.bytes = f.tableBytes(0)
+	f.items, f.deletes = 0, 0
+}
+
 // ---- stats ----
 
-// Stats describes a filter's size and load.
+// Stats describes a filter's size and load, with the library's shared
+// field names (docs/LIBRARY.md).
 type Stats struct {
-	Items           uint64  // Items()
-	Deletes         uint64  // Deletes()
-	SubFilters      int     // number of sub-filters
-	Buckets         uint64  // buckets of all sub-filters
-	BucketSize      int     // slots per bucket
-	FingerprintBits int     // 8 or 16
-	Slots           uint64  // Buckets · BucketSize
-	UsedSlots       uint64  // slots holding a fingerprint
-	LoadFactor      float64 // UsedSlots / Slots
-	Bytes           uint64  // table bytes (SizeBytes)
-	// EstimatedFPR is the probability that a key never inserted is
-	// reported present, given the current load of every sub-filter:
+	M        uint64  // slots of all sub-filters (Buckets · BucketSize)
+	K        int     // buckets probed per key and sub-filter: 2
+	Bytes    uint64  // table bytes of all sub-filters
+	N        uint64  // successful adds minus successful removes (duplicates count every time)
+	Capacity uint64  // the n it was sized for, scaled by the buckets of all sub-filters
+	P        float64 // the target rate it was sized for (New's p; otherwise the full-table rate 2b/(2^f − 1) of one sub-filter)
+	SetBits  uint64  // slots holding a fingerprint
+	// FillRatio is SetBits / M.
+	FillRatio float64
+	// FPR is the probability that a key never added is reported present,
+	// given the current load of every sub-filter:
 	// 1 − (1 − 1/(2^f − 1))^(Σ 2b·α_i), α_i the load of sub-filter i.
-	EstimatedFPR float64
+	FPR float64
+	// Cardinality has no meaning for a cuckoo filter and is 0 (N counts
+	// the keys).
+	Cardinality uint64
+
+	Deletes         uint64 // successful removes since the last compaction
+	SubFilters      int    // number of sub-filters
+	Buckets         uint64 // buckets of all sub-filters
+	BucketSize      int    // slots per bucket
+	FingerprintBits int    // 8 or 16
 }
 
 // Stats returns the filter's statistics. Cost: O(sub-filters).
 func (f *Filter) Stats() Stats {
 	s := Stats{
-		Items:           f.items,
+		K:               2,
+		Bytes:           f.bytes,
+		N:               f.items,
 		Deletes:         f.deletes,
-		SubFilters:      f.SubFilters(),
+		SubFilters:      f.subFilters(),
 		BucketSize:      f.bucketSize,
 		FingerprintBits: f.fpBits,
-		Bytes:           f.bytes,
+	}
+	q := 1 / (math.Exp2(float64(f.fpBits)) - 1)
+	s.P = f.p
+	if s.P == 0 {
+		s.P = min(1, 2*float64(f.bucketSize)*q)
 	}
 	probed := 0.0 // expected occupied slots probed by a lookup
 	for i := range s.SubFilters {
-		nb := f.SubFilterBuckets(i)
+		nb := f.subFilterBuckets(i)
 		var used uint64
 		if f.c8 != nil {
 			used = f.c8.subs[i].used
@@ -617,45 +686,47 @@ func (f *Filter) Stats() Stats {
 		}
 		slots := nb * uint64(f.bucketSize)
 		s.Buckets += nb
-		s.Slots += slots
-		s.UsedSlots += used
+		s.M += slots
+		s.SetBits += used
 		probed += 2 * float64(f.bucketSize) * float64(used) / float64(slots)
 	}
-	if s.Slots > 0 {
-		s.LoadFactor = float64(s.UsedSlots) / float64(s.Slots)
+	if s.M > 0 {
+		s.FillRatio = float64(s.SetBits) / float64(s.M)
 	}
-	q := 1 / (math.Exp2(float64(f.fpBits)) - 1)
-	s.EstimatedFPR = -math.Expm1(probed * math.Log1p(-q))
+	if f.buckets > 0 {
+		s.Capacity = uint64(float64(f.capacity0()) * float64(s.Buckets) / float64(f.buckets))
+	}
+	s.FPR = -math.Expm1(probed * math.Log1p(-q))
 	return s
 }
 
 // ---- raw tables ----
 
 func (f *Filter) checkRange(i int, off, n uint64) error {
-	if i < 0 || i >= f.SubFilters() {
-		return invalid("no sub-filter %d (have %d)", i, f.SubFilters())
+	if i < 0 || i >= f.subFilters() {
+		return invalid("no sub-filter %d (have %d)", i, f.subFilters())
 	}
-	if size := f.TableBytes(i); off > size || n > size-off {
+	if size := f.tableBytes(i); off > size || n > size-off {
 		return invalid("bytes [%d, %d+%d) outside sub-filter %d's %d table bytes", off, off, n, i, size)
 	}
 	return nil
 }
 
-// ReadTableAt copies bytes of sub-filter i's table, starting at byte off,
+// readTableAt copies bytes of sub-filter i's table, starting at byte off,
 // into dst and returns how many it copied (fewer than len(dst) at the end
 // of the table; 0 for a missing sub-filter or off past the end). Table
 // bytes are the slots in order, bucket j's slots at [j·b, (j+1)·b), each
 // slot one byte (8-bit fingerprints) or a little-endian u16; 0 is empty.
 // For 8-bit fingerprints this is RedisBloom's CF.SCANDUMP data.
-func (f *Filter) ReadTableAt(i int, dst []byte, off uint64) int {
-	if i < 0 || i >= f.SubFilters() || off >= f.TableBytes(i) {
+func (f *Filter) readTableAt(i int, dst []byte, off uint64) int {
+	if i < 0 || i >= f.subFilters() || off >= f.tableBytes(i) {
 		return 0
 	}
 	if f.c8 != nil {
 		return copy(dst, f.c8.subs[i].data[off:])
 	}
 	data := f.core16().subs[i].data
-	n := min(uint64(len(dst)), f.TableBytes(i)-off)
+	n := min(uint64(len(dst)), f.tableBytes(i)-off)
 	for k := uint64(0); k < n; k++ {
 		b := off + k
 		dst[k] = byte(data[b/2] >> (8 * (b % 2)))
@@ -663,11 +734,11 @@ func (f *Filter) ReadTableAt(i int, dst []byte, off uint64) int {
 	return int(n)
 }
 
-// WriteTableAt overwrites bytes of sub-filter i's table, starting at byte
-// off, with src (layout as ReadTableAt). The range must lie inside the
+// writeTableAt overwrites bytes of sub-filter i's table, starting at byte
+// off, with src (layout as readTableAt). The range must lie inside the
 // table, else ErrInvalidParameter and nothing changes. The item counter is
-// not touched: it is the caller's (Restore sets it).
-func (f *Filter) WriteTableAt(i int, src []byte, off uint64) error {
+// not touched: it is the caller's (restore sets it).
+func (f *Filter) writeTableAt(i int, src []byte, off uint64) error {
 	if err := f.checkRange(i, off, uint64(len(src))); err != nil {
 		return err
 	}
@@ -714,9 +785,9 @@ func (f *Filter) Clone() *Filter {
 	return &g
 }
 
-// Equal reports whether f and g have the same parameters (MaxBytes
-// aside), counters and table contents.
-func (f *Filter) Equal(g *Filter) bool {
+// equal reports whether f and g have the same parameters (MaxBytes,
+// capacity and target rate aside), counters and table contents.
+func (f *Filter) equal(g *Filter) bool {
 	if f.bucketSize != g.bucketSize || f.fpBits != g.fpBits || f.maxKicks != g.maxKicks ||
 		f.expansion != g.expansion || f.buckets != g.buckets || f.hashID != g.hashID ||
 		f.seed != g.seed || f.items != g.items || f.deletes != g.deletes {

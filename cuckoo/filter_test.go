@@ -62,13 +62,13 @@ func TestNoKeyLostWhenFull(t *testing.T) {
 			for i := uint64(0); i < 5000; i++ {
 				buf = userKey(buf, i)
 				before := f.Clone()
-				err := f.Insert(buf)
+				err := f.Add(buf)
 				switch {
 				case err == nil:
 					in = append(in, append([]byte(nil), buf...))
 				case errors.Is(err, ErrFull):
 					failed++
-					if !f.Equal(before) {
+					if !f.equal(before) {
 						t.Fatalf("failed insert of key %d changed the filter", i)
 					}
 				default:
@@ -77,16 +77,16 @@ func TestNoKeyLostWhenFull(t *testing.T) {
 			}
 			lost := 0
 			for _, k := range in {
-				if !f.Lookup(k) {
+				if !f.Test(k) {
 					lost++
 				}
 			}
 			st := f.Stats()
-			t.Logf("%d inserted, %d refused, load %.3f, %d lost", len(in), failed, st.LoadFactor, lost)
+			t.Logf("%d inserted, %d refused, load %.3f, %d lost", len(in), failed, st.FillRatio, lost)
 			if lost != 0 {
 				t.Fatalf("%d of %d inserted keys lost", lost, len(in))
 			}
-			if failed == 0 || st.Items != uint64(len(in)) || st.UsedSlots != st.Items || f.SubFilters() != 1 {
+			if failed == 0 || st.N != uint64(len(in)) || st.SetBits != st.N || f.subFilters() != 1 {
 				t.Fatalf("stats %+v after %d successes", st, len(in))
 			}
 		})
@@ -148,17 +148,17 @@ func runModel(t *testing.T, c Config, ops int, seed uint64) {
 	}
 	check := func(op int, what string) {
 		for k, n := range m {
-			if !f.LookupString(k) {
+			if !f.Test([]byte(k)) {
 				t.Fatalf("op %d (%s): false negative for %q (×%d)", op, what, k, n)
 			}
 			if got := f.Count([]byte(k)); got < uint64(n) {
 				t.Fatalf("op %d (%s): Count(%q) = %d < %d", op, what, k, got, n)
 			}
 		}
-		if f.Items() != m.total() {
-			t.Fatalf("op %d (%s): Items %d, model %d", op, what, f.Items(), m.total())
+		if f.Stats().N != m.total() {
+			t.Fatalf("op %d (%s): Items %d, model %d", op, what, f.Stats().N, m.total())
 		}
-		if st := f.Stats(); st.UsedSlots != m.total() || st.Bytes != f.SizeBytes() {
+		if st := f.Stats(); st.SetBits != m.total() || st.Bytes != f.Stats().Bytes {
 			t.Fatalf("op %d (%s): stats %+v, model %d", op, what, st, m.total())
 		}
 	}
@@ -176,16 +176,16 @@ func runModel(t *testing.T, c Config, ops int, seed uint64) {
 		case r < 55 || (r < 80 && len(m) == 0):
 			what = "insert " + key
 			before := f.Clone()
-			subs := f.SubFilters()
-			switch err := f.InsertString(key); {
+			subs := f.subFilters()
+			switch err := f.Add([]byte(key)); {
 			case err == nil:
 				m[key]++
-				if f.SubFilters() > subs {
+				if f.subFilters() > subs {
 					grown++
 				}
 			case errors.Is(err, ErrFull), errors.Is(err, ErrTooLarge):
 				full++
-				if !f.Equal(before) {
+				if !f.equal(before) {
 					t.Fatalf("op %d: failed insert (%v) changed the filter", op, err)
 				}
 			default:
@@ -194,18 +194,18 @@ func runModel(t *testing.T, c Config, ops int, seed uint64) {
 		case r < 65:
 			what = "insert-unique " + key
 			before := f.Clone()
-			present := f.LookupString(key)
-			ok, err := f.InsertUnique([]byte(key))
+			present := f.Test([]byte(key))
+			ok, err := f.TestAndAdd([]byte(key))
 			switch {
-			case err == nil && ok == !present:
-				if ok {
+			case err == nil && ok == present:
+				if !ok {
 					m[key]++
-				} else if !f.Equal(before) {
+				} else if !f.equal(before) {
 					t.Fatalf("op %d: InsertUnique of a present key changed the filter", op)
 				}
 			case errors.Is(err, ErrFull), errors.Is(err, ErrTooLarge):
 				full++
-				if !f.Equal(before) {
+				if !f.equal(before) {
 					t.Fatalf("op %d: failed unique insert changed the filter", op)
 				}
 			default:
@@ -218,7 +218,7 @@ func runModel(t *testing.T, c Config, ops int, seed uint64) {
 			}
 			key = present[rng.intn(len(present))]
 			what = "delete " + key
-			if !f.DeleteString(key) {
+			if !f.Remove([]byte(key)) {
 				t.Fatalf("op %d: Delete(%q) of an inserted key found nothing", op, key)
 			}
 			m[key]--
@@ -230,14 +230,14 @@ func runModel(t *testing.T, c Config, ops int, seed uint64) {
 			if rng.intn(2) == 0 {
 				f.Compact()
 			} else {
-				f.CompactNewest()
+				f.compact(true)
 			}
-			if f.Deletes() != 0 {
-				t.Fatalf("op %d: Deletes %d after compaction", op, f.Deletes())
+			if f.Stats().Deletes != 0 {
+				t.Fatalf("op %d: Deletes %d after compaction", op, f.Stats().Deletes)
 			}
 		default:
 			what = "lookup " + key
-			if m[key] > 0 && !f.LookupString(key) {
+			if m[key] > 0 && !f.Test([]byte(key)) {
 				t.Fatalf("op %d: false negative", op)
 			}
 		}
@@ -246,9 +246,9 @@ func runModel(t *testing.T, c Config, ops int, seed uint64) {
 		}
 	}
 	if c.Expansion == 0 && full == 0 {
-		t.Errorf("the filter never filled up (%d sub-filters)", f.SubFilters())
+		t.Errorf("the filter never filled up (%d sub-filters)", f.subFilters())
 	}
-	t.Logf("%d refused, %d grew, %d sub-filters, %d items", full, grown, f.SubFilters(), f.Items())
+	t.Logf("%d refused, %d grew, %d sub-filters, %d items", full, grown, f.subFilters(), f.Stats().N)
 }
 
 // TestFillPastCapacityThenContinue fills a non-growing filter well past
@@ -260,7 +260,7 @@ func TestFillPastCapacityThenContinue(t *testing.T) {
 	var buf []byte
 	try := func(i uint64) {
 		buf = prefixKey(buf, i)
-		if err := f.Insert(buf); err == nil {
+		if err := f.Add(buf); err == nil {
 			in[i] = true
 		} else if !errors.Is(err, ErrFull) {
 			t.Fatal(err)
@@ -269,7 +269,7 @@ func TestFillPastCapacityThenContinue(t *testing.T) {
 	verify := func(stage string) {
 		for i := range in {
 			buf = prefixKey(buf, i)
-			if !f.Lookup(buf) {
+			if !f.Test(buf) {
 				t.Fatalf("%s: key %d lost", stage, i)
 			}
 		}
@@ -282,7 +282,7 @@ func TestFillPastCapacityThenContinue(t *testing.T) {
 	for i := range in {
 		if n%2 == 0 {
 			buf = prefixKey(buf, i)
-			if !f.Delete(buf) {
+			if !f.Remove(buf) {
 				t.Fatalf("delete of %d failed", i)
 			}
 			delete(in, i)
@@ -294,7 +294,7 @@ func TestFillPastCapacityThenContinue(t *testing.T) {
 		try(i)
 	}
 	verify("after refill")
-	if st := f.Stats(); st.UsedSlots != uint64(len(in)) || st.Items != uint64(len(in)) {
+	if st := f.Stats(); st.SetBits != uint64(len(in)) || st.N != uint64(len(in)) {
 		t.Fatalf("stats %+v, %d keys", st, len(in))
 	}
 }
@@ -304,33 +304,33 @@ func TestGrowthShape(t *testing.T) {
 	if f.Config().Expansion != 4 || f.Config().Buckets != 4 {
 		t.Fatalf("config %+v", f.Config())
 	}
-	for i := 0; f.SubFilters() < 4; i++ {
-		if err := f.InsertString(strconv.Itoa(i)); err != nil {
+	for i := 0; f.subFilters() < 4; i++ {
+		if err := f.Add([]byte(strconv.Itoa(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i, want := range []uint64{4, 16, 64, 256} {
-		if got := f.SubFilterBuckets(i); got != want {
+		if got := f.subFilterBuckets(i); got != want {
 			t.Errorf("sub-filter %d: %d buckets, want %d", i, got, want)
 		}
-		if got := f.TableBytes(i); got != 2*want {
+		if got := f.tableBytes(i); got != 2*want {
 			t.Errorf("sub-filter %d: %d bytes", i, got)
 		}
 	}
-	if f.SizeBytes() != 2*(4+16+64+256) || f.SubFilterBuckets(4) != 0 || f.TableBytes(-1) != 0 {
-		t.Fatalf("sizes %d", f.SizeBytes())
+	if f.Stats().Bytes != 2*(4+16+64+256) || f.subFilterBuckets(4) != 0 || f.tableBytes(-1) != 0 {
+		t.Fatalf("sizes %d", f.Stats().Bytes)
 	}
 	// The budget stops growth with ErrTooLarge and no change.
-	f.SetMaxBytes(f.SizeBytes() + 100)
+	f.setMaxBytes(f.Stats().Bytes + 100)
 	var err error
 	for i := 0; err == nil; i++ {
 		before := f.Clone()
-		if err = f.InsertString("x" + strconv.Itoa(i)); err != nil && !f.Equal(before) {
+		if err = f.Add([]byte("x" + strconv.Itoa(i))); err != nil && !f.equal(before) {
 			t.Fatal("failed growth changed the filter")
 		}
 	}
-	if !errors.Is(err, ErrTooLarge) || f.SubFilters() != 4 {
-		t.Fatalf("%v with %d sub-filters", err, f.SubFilters())
+	if !errors.Is(err, ErrTooLarge) || f.subFilters() != 4 {
+		t.Fatalf("%v with %d sub-filters", err, f.subFilters())
 	}
 }
 
@@ -341,7 +341,7 @@ func TestDuplicates(t *testing.T) {
 	f := mustConfig(t, Config{Buckets: 64, BucketSize: 2, FingerprintBits: 8, MaxKicks: 20})
 	key := []byte("dup")
 	n := 0
-	for ; f.Insert(key) == nil; n++ {
+	for ; f.Add(key) == nil; n++ {
 		if got := f.Count(key); got != uint64(n+1) {
 			t.Fatalf("Count after %d inserts: %d", n+1, got)
 		}
@@ -350,42 +350,42 @@ func TestDuplicates(t *testing.T) {
 		t.Fatalf("%d copies fit, want 2·b = 4", n)
 	}
 	for ; n > 0; n-- {
-		if !f.Lookup(key) || !f.Delete(key) {
+		if !f.Test(key) || !f.Remove(key) {
 			t.Fatalf("copy %d not deletable", n)
 		}
 	}
-	if f.Lookup(key) || f.Delete(key) || f.Count(key) != 0 || f.Items() != 0 || f.Deletes() != 4 {
+	if f.Test(key) || f.Remove(key) || f.Count(key) != 0 || f.Stats().N != 0 || f.Stats().Deletes != 4 {
 		t.Fatalf("after deleting every copy: %+v", f.Stats())
 	}
 	g := mustConfig(t, Config{Buckets: 16, BucketSize: 3, FingerprintBits: 16, Expansion: 1})
 	for i := 0; i < 30; i++ {
-		if err := g.Insert(key); err != nil {
+		if err := g.Add(key); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if g.Count(key) < 30 || g.SubFilters() < 5 {
-		t.Fatalf("count %d over %d sub-filters", g.Count(key), g.SubFilters())
+	if g.Count(key) < 30 || g.subFilters() < 5 {
+		t.Fatalf("count %d over %d sub-filters", g.Count(key), g.subFilters())
 	}
 }
 
 func TestCompact(t *testing.T) {
 	f := mustConfig(t, Config{Buckets: 32, BucketSize: 4, FingerprintBits: 16, MaxKicks: 10, Expansion: 1})
 	var keys []string
-	for i := 0; f.SubFilters() < 5; i++ {
+	for i := 0; f.subFilters() < 5; i++ {
 		k := "key-" + strconv.Itoa(i)
-		if err := f.InsertString(k); err != nil {
+		if err := f.Add([]byte(k)); err != nil {
 			t.Fatal(err)
 		}
 		keys = append(keys, k)
 	}
 	// A full older set of sub-filters: nothing can move, nothing is freed.
-	subs := f.SubFilters()
-	f.CompactNewest()
-	if f.SubFilters() != subs {
-		t.Fatalf("CompactNewest freed a sub-filter of a full filter: %d → %d", subs, f.SubFilters())
+	subs := f.subFilters()
+	f.compact(true)
+	if f.subFilters() != subs {
+		t.Fatalf("CompactNewest freed a sub-filter of a full filter: %d → %d", subs, f.subFilters())
 	}
 	for i, k := range keys {
-		if i%4 != 0 && !f.DeleteString(k) {
+		if i%4 != 0 && !f.Remove([]byte(k)) {
 			t.Fatalf("delete %q", k)
 		}
 	}
@@ -395,29 +395,29 @@ func TestCompact(t *testing.T) {
 			left = append(left, k)
 		}
 	}
-	if f.Deletes() == 0 {
+	if f.Stats().Deletes == 0 {
 		t.Fatal("deletes not counted")
 	}
 	f.Compact()
-	if f.SubFilters() >= subs || f.Deletes() != 0 {
-		t.Fatalf("compaction left %d of %d sub-filters, deletes %d", f.SubFilters(), subs, f.Deletes())
+	if f.subFilters() >= subs || f.Stats().Deletes != 0 {
+		t.Fatalf("compaction left %d of %d sub-filters, deletes %d", f.subFilters(), subs, f.Stats().Deletes)
 	}
 	for _, k := range left {
-		if !f.LookupString(k) {
+		if !f.Test([]byte(k)) {
 			t.Fatalf("%q lost by compaction", k)
 		}
 	}
 	st := f.Stats()
-	if st.UsedSlots != uint64(len(left)) || st.Bytes != uint64(st.SubFilters)*32*4*2 {
+	if st.SetBits != uint64(len(left)) || st.Bytes != uint64(st.SubFilters)*32*4*2 {
 		t.Fatalf("stats %+v", st)
 	}
 	// Deleting everything and compacting leaves one empty sub-filter.
 	for _, k := range left {
-		f.DeleteString(k)
+		f.Remove([]byte(k))
 	}
 	f.Compact()
-	if f.SubFilters() != 1 || f.Stats().UsedSlots != 0 || f.SizeBytes() != 32*4*2 {
-		t.Fatalf("%d sub-filters after emptying", f.SubFilters())
+	if f.subFilters() != 1 || f.Stats().SetBits != 0 || f.Stats().Bytes != 32*4*2 {
+		t.Fatalf("%d sub-filters after emptying", f.subFilters())
 	}
 }
 
@@ -445,27 +445,30 @@ func TestConfigValidation(t *testing.T) {
 			t.Errorf("%+v: %v", c, err)
 		}
 	}
-	f := mustConfig(t, Config{Capacity: 1})
-	if c := f.Config(); c.Buckets != 1 || c.BucketSize != 4 || c.FingerprintBits != 16 || c.MaxKicks != 500 || c.HashID != HashXXH3 || c.Expansion != 0 {
+	f, err := NewWithConfig(Config{Capacity: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := f.Config(); c.Capacity != 1 || c.Buckets != 1 || c.BucketSize != 4 || c.FingerprintBits != 16 || c.MaxKicks != 500 || c.HashID != HashXXH3 || c.Expansion != DefaultExpansion {
 		t.Fatalf("defaults %+v", c)
 	}
 	// RedisBloom's sizing: nextPow2(capacity / bucket size).
 	for _, v := range [][3]uint64{{1000, 2, 512}, {100, 2, 64}, {4, 2, 2}, {1024, 2, 512}, {1025, 2, 512}, {3, 4, 1}, {2048, 3, 1024}} {
 		g := mustConfig(t, Config{Capacity: v[0], BucketSize: int(v[1])})
-		if g.SubFilterBuckets(0) != v[2] {
-			t.Errorf("capacity %d, b %d: %d buckets, want %d", v[0], v[1], g.SubFilterBuckets(0), v[2])
+		if g.subFilterBuckets(0) != v[2] {
+			t.Errorf("capacity %d, b %d: %d buckets, want %d", v[0], v[1], g.subFilterBuckets(0), v[2])
 		}
 	}
-	if _, err := Restore(Config{Buckets: 4}, 0, 0, 0); !errors.Is(err, ErrInvalidParameter) {
+	if _, err := restore(Config{Buckets: 4}, 0, 0, 0); !errors.Is(err, ErrInvalidParameter) {
 		t.Error(err)
 	}
-	if _, err := Restore(Config{Buckets: 4}, 2, 0, 0); !errors.Is(err, ErrInvalidParameter) {
+	if _, err := restore(Config{Buckets: 4}, 2, 0, 0); !errors.Is(err, ErrInvalidParameter) {
 		t.Error("two sub-filters without expansion:", err)
 	}
-	if _, err := Restore(Config{Buckets: 1 << 20, Expansion: 2, MaxBytes: 1 << 24}, 4, 0, 0); !errors.Is(err, ErrTooLarge) {
+	if _, err := restore(Config{Buckets: 1 << 20, Expansion: 2, MaxBytes: 1 << 24}, 4, 0, 0); !errors.Is(err, ErrTooLarge) {
 		t.Error(err)
 	}
-	if _, err := Restore(Config{Buckets: 1 << 30, Expansion: 32768, FingerprintBits: 8, BucketSize: 1}, 3, 0, 0); !errors.Is(err, ErrTooLarge) {
+	if _, err := restore(Config{Buckets: 1 << 30, Expansion: 32768, FingerprintBits: 8, BucketSize: 1}, 3, 0, 0); !errors.Is(err, ErrTooLarge) {
 		t.Error(err)
 	}
 }
@@ -497,13 +500,13 @@ func TestNewParameters(t *testing.T) {
 		var buf []byte
 		for i := uint64(0); i < v.n; i++ {
 			buf = userKey(buf, i)
-			if err := f.Insert(buf); err != nil {
+			if err := f.Add(buf); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for i := uint64(0); i < v.n; i++ {
 			buf = userKey(buf, i)
-			if !f.Lookup(buf) {
+			if !f.Test(buf) {
 				t.Fatalf("New(%d, %v): key %d lost", v.n, v.p, i)
 			}
 		}
@@ -521,44 +524,50 @@ func TestNewParameters(t *testing.T) {
 func TestStats(t *testing.T) {
 	f := mustConfig(t, Config{Buckets: 1024, BucketSize: 4, FingerprintBits: 8})
 	s := f.Stats()
-	if s.Items != 0 || s.Slots != 4096 || s.Buckets != 1024 || s.Bytes != 4096 || s.EstimatedFPR != 0 || s.LoadFactor != 0 || s.SubFilters != 1 || s.BucketSize != 4 || s.FingerprintBits != 8 {
+	if s.N != 0 || s.M != 4096 || s.Buckets != 1024 || s.Bytes != 4096 || s.FPR != 0 || s.FillRatio != 0 || s.SubFilters != 1 || s.BucketSize != 4 || s.FingerprintBits != 8 {
 		t.Fatalf("%+v", s)
 	}
 	for i := 0; i < 2048; i++ {
-		if err := f.InsertString(strconv.Itoa(i)); err != nil {
+		if err := f.Add([]byte(strconv.Itoa(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f.DeleteString("7")
+	f.Remove([]byte("7"))
 	s = f.Stats()
 	want := 1 - math.Pow(1-1.0/255, 8*2047.0/4096)
-	if s.Items != 2047 || s.Deletes != 1 || s.UsedSlots != 2047 || math.Abs(s.LoadFactor-2047.0/4096) > 1e-12 || math.Abs(s.EstimatedFPR-want) > 1e-12 {
+	if s.N != 2047 || s.Deletes != 1 || s.SetBits != 2047 || math.Abs(s.FillRatio-2047.0/4096) > 1e-12 || math.Abs(s.FPR-want) > 1e-12 {
 		t.Fatalf("%+v, want FPR %v", s, want)
 	}
 }
 
 func TestHashIDs(t *testing.T) {
-	if !CanHashKeys(HashXXH3) || CanHashKeys(HashMurmur64A) || CanHashKeys(9) {
+	if !CanHashKeys(HashXXH3) || CanHashKeys(hashMurmur64A) || CanHashKeys(9) {
 		t.Error("CanHashKeys")
 	}
-	if HashXXH3.String() != "xxh3-64" || HashMurmur64A.String() != "murmur64a-single" || HashID(9).String() != "hash#9" {
+	if HashXXH3.String() != "xxh3-64" || hashMurmur64A.String() != "murmur64a-single" || HashID(9).String() != "hash#9" {
 		t.Error("String")
 	}
 	key := []byte("k")
 	f := mustConfig(t, Config{Capacity: 64})
 	g := mustConfig(t, Config{Capacity: 64, Seed: 7})
-	f.Insert(key)
-	g.Insert(key)
-	if f.LookupHash(Hash(key)) != true || HashString("k") != Hash(key) || !g.LookupString("k") || !g.Lookup(key) {
+	f.Add(key)
+	g.Add(key)
+	if f.TestHash(Hash(key)) != true || !g.Test([]byte("k")) || !g.Test(key) {
 		t.Fatal("seeded or default hash")
 	}
-	m := mustConfig(t, Config{Capacity: 64, HashID: HashMurmur64A})
-	if err := m.InsertHash(12345); err != nil || !m.LookupHash(12345) {
+	if _, err := NewWithConfig(Config{Capacity: 64, HashID: hashMurmur64A}); !errors.Is(err, ErrInvalidParameter) {
+		t.Fatalf("NewWithConfig with a hash this package cannot compute: %v", err)
+	}
+	m, err := newWithConfig(Config{Capacity: 64, HashID: hashMurmur64A}) // the server's hook
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddHash(12345); err != nil || !m.TestHash(12345) {
 		t.Fatal("hash methods on a murmur filter")
 	}
 	for name, fn := range map[string]func(){
-		"Insert": func() { m.Insert(key) }, "Lookup": func() { m.Lookup(key) },
-		"LookupString": func() { m.LookupString("k") }, "Delete": func() { m.Delete(key) },
+		"Insert": func() { m.Add(key) }, "Lookup": func() { m.Test(key) },
+		"LookupString": func() { m.Test([]byte("k")) }, "Delete": func() { m.Remove(key) },
 	} {
 		func() {
 			defer func() {
@@ -573,9 +582,9 @@ func TestHashIDs(t *testing.T) {
 
 func TestLookupMany(t *testing.T) {
 	f := mustConfig(t, Config{Capacity: 100})
-	f.InsertString("a")
-	f.InsertString("c")
-	out := f.LookupMany([][]byte{[]byte("a"), []byte("b"), []byte("c")}, nil)
+	f.Add([]byte("a"))
+	f.Add([]byte("c"))
+	out := f.TestMany([][]byte{[]byte("a"), []byte("b"), []byte("c")}, nil)
 	if fmt.Sprint(out) != "[true false true]" {
 		t.Fatal(out)
 	}
@@ -583,38 +592,38 @@ func TestLookupMany(t *testing.T) {
 
 func TestRawTables(t *testing.T) {
 	for _, fb := range []int{8, 16} {
-		f, err := Restore(Config{Buckets: 4, BucketSize: 3, FingerprintBits: fb, Expansion: 2}, 3, 5, 1)
+		f, err := restore(Config{Buckets: 4, BucketSize: 3, FingerprintBits: fb, Expansion: 2}, 3, 5, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		w := uint64(fb / 8)
 		for i, nb := range []uint64{4, 8, 16} {
-			if f.TableBytes(i) != nb*3*w {
-				t.Fatalf("f=%d sub %d: %d bytes", fb, i, f.TableBytes(i))
+			if f.tableBytes(i) != nb*3*w {
+				t.Fatalf("f=%d sub %d: %d bytes", fb, i, f.tableBytes(i))
 			}
 		}
-		if f.Items() != 5 || f.Deletes() != 1 || f.Stats().UsedSlots != 0 {
+		if f.Stats().N != 5 || f.Stats().Deletes != 1 || f.Stats().SetBits != 0 {
 			t.Fatalf("%+v", f.Stats())
 		}
-		src := make([]byte, f.TableBytes(1))
+		src := make([]byte, f.tableBytes(1))
 		for i := range src {
 			src[i] = byte(i*7 + 1)
 		}
 		src[3] = 0
-		if err := f.WriteTableAt(1, src, 0); err != nil {
+		if err := f.writeTableAt(1, src, 0); err != nil {
 			t.Fatal(err)
 		}
 		dst := make([]byte, len(src)+10)
-		if n := f.ReadTableAt(1, dst, 0); n != len(src) || string(dst[:n]) != string(src) {
+		if n := f.readTableAt(1, dst, 0); n != len(src) || string(dst[:n]) != string(src) {
 			t.Fatalf("f=%d: read back %d bytes %x", fb, n, dst[:n])
 		}
 		// Partial, odd-offset rewrites keep the used-slot count right.
-		if err := f.WriteTableAt(1, []byte{0, 0, 0}, 3); err != nil {
+		if err := f.writeTableAt(1, []byte{0, 0, 0}, 3); err != nil {
 			t.Fatal(err)
 		}
 		want := append([]byte(nil), src...)
 		copy(want[3:], []byte{0, 0, 0})
-		if n := f.ReadTableAt(1, dst[:2], 5); n != 2 || dst[0] != 0 || dst[1] != want[6] {
+		if n := f.readTableAt(1, dst[:2], 5); n != 2 || dst[0] != 0 || dst[1] != want[6] {
 			t.Fatalf("f=%d: partial read %x", fb, dst[:2])
 		}
 		used := uint64(0)
@@ -623,7 +632,7 @@ func TestRawTables(t *testing.T) {
 				used++
 			}
 		}
-		if got := f.Stats().UsedSlots; got != used {
+		if got := f.Stats().SetBits; got != used {
 			t.Errorf("f=%d: %d used slots, want %d", fb, got, used)
 		}
 		if fb == 16 {
@@ -637,11 +646,11 @@ func TestRawTables(t *testing.T) {
 			off uint64
 			n   int
 		}{{3, 0, 1}, {-1, 0, 1}, {0, 12 * w, 1}, {0, 0, int(12*w) + 1}, {2, 1 << 62, 1}} {
-			if err := f.WriteTableAt(bad.i, make([]byte, bad.n), bad.off); !errors.Is(err, ErrInvalidParameter) {
+			if err := f.writeTableAt(bad.i, make([]byte, bad.n), bad.off); !errors.Is(err, ErrInvalidParameter) {
 				t.Errorf("WriteTableAt(%d, %d bytes, %d): %v", bad.i, bad.n, bad.off, err)
 			}
 		}
-		if f.ReadTableAt(5, dst, 0) != 0 || f.ReadTableAt(0, dst, 12*w) != 0 {
+		if f.readTableAt(5, dst, 0) != 0 || f.readTableAt(0, dst, 12*w) != 0 {
 			t.Error("reads outside the tables")
 		}
 	}
@@ -650,13 +659,13 @@ func TestRawTables(t *testing.T) {
 func TestCloneIndependent(t *testing.T) {
 	for _, fb := range []int{8, 16} {
 		f := mustConfig(t, Config{Capacity: 64, FingerprintBits: fb, Expansion: 1})
-		f.InsertString("a")
+		f.Add([]byte("a"))
 		g := f.Clone()
-		if !g.Equal(f) {
+		if !g.equal(f) {
 			t.Fatal("clone differs")
 		}
-		g.InsertString("b")
-		if f.LookupString("b") || g.Equal(f) {
+		g.Add([]byte("b"))
+		if f.Test([]byte("b")) || g.equal(f) {
 			t.Fatal("clone shares state")
 		}
 	}
@@ -670,13 +679,13 @@ func TestZeroAllocations(t *testing.T) {
 	keys := [][]byte{key, []byte("b")}
 	out := make([]bool, 0, 2)
 	for name, fn := range map[string]func(){
-		"Insert/Delete": func() { f.Insert(key); f.Delete(key) },
-		"InsertHash16":  func() { g.InsertHash(h); g.DeleteHash(h) },
-		"Lookup":        func() { f.Lookup(key); g.Lookup(key) },
-		"LookupString":  func() { f.LookupString("some-key") },
+		"Insert/Delete": func() { f.Add(key); f.Remove(key) },
+		"InsertHash16":  func() { g.AddHash(h); g.RemoveHash(h) },
+		"Lookup":        func() { f.Test(key); g.Test(key) },
+		"LookupString":  func() { f.Test([]byte("some-key")) },
 		"Count":         func() { f.Count(key); g.CountHash(h) },
-		"InsertUnique":  func() { f.InsertUnique(key) },
-		"LookupMany":    func() { out = f.LookupMany(keys, out) },
+		"InsertUnique":  func() { f.TestAndAdd(key) },
+		"LookupMany":    func() { out = f.TestMany(keys, out[:0]) },
 		"Stats":         func() { f.Stats() },
 	} {
 		if n := testing.AllocsPerRun(200, fn); n != 0 {

@@ -45,16 +45,16 @@ func TestFalsePositiveRate(t *testing.T) {
 			target := uint64(c.load * float64(slots))
 			var buf []byte
 			next := uint64(0)
-			for f.Items() < target {
+			for f.Stats().N < target {
 				buf = c.fam.key(buf, next)
 				next++
-				if err := f.Insert(buf); err != nil && !errors.Is(err, ErrFull) {
+				if err := f.Add(buf); err != nil && !errors.Is(err, ErrFull) {
 					t.Fatal(err)
 				}
 			}
 			st := f.Stats()
 			q := 1 / (math.Exp2(float64(c.fpBits)) - 1)
-			p := -math.Expm1(2 * float64(c.bs) * st.LoadFactor * math.Log1p(-q))
+			p := -math.Expm1(2 * float64(c.bs) * st.FillRatio * math.Log1p(-q))
 			probes := uint64(max(100/p, 500_000))
 			if raceEnabled {
 				probes = uint64(max(100/p, 100_000))
@@ -62,7 +62,7 @@ func TestFalsePositiveRate(t *testing.T) {
 			var fp uint64
 			for i := uint64(0); i < probes; i++ {
 				buf = c.fam.key(buf, 1<<40+i) // never inserted
-				if f.Lookup(buf) {
+				if f.Test(buf) {
 					fp++
 				}
 			}
@@ -70,16 +70,16 @@ func TestFalsePositiveRate(t *testing.T) {
 			half := z * math.Sqrt(p*(1-p)/float64(probes))
 			full := 2 * float64(c.bs) / math.Exp2(float64(c.fpBits))
 			fullHalf := z * math.Sqrt(full*(1-full)/float64(probes))
-			t.Logf("load %.4f: theory %.3g, measured %.3g (%d/%d) ± %.2g; full-table bound 2b/2^f = %.3g; Stats.EstimatedFPR %.3g",
-				st.LoadFactor, p, measured, fp, probes, half, full, st.EstimatedFPR)
+			t.Logf("load %.4f: theory %.3g, measured %.3g (%d/%d) ± %.2g; full-table bound 2b/2^f = %.3g; Stats.FPR %.3g",
+				st.FillRatio, p, measured, fp, probes, half, full, st.FPR)
 			if math.Abs(measured-p) > half {
 				t.Errorf("measured FPR %.4g outside the 99.99%% interval %.4g ± %.2g", measured, p, half)
 			}
 			if measured > full+fullHalf {
 				t.Errorf("measured FPR %.4g above the full-table rate %.4g", measured, full)
 			}
-			if math.Abs(st.EstimatedFPR-p) > 1e-12 {
-				t.Errorf("Stats.EstimatedFPR %v, want %v", st.EstimatedFPR, p)
+			if math.Abs(st.FPR-p) > 1e-12 {
+				t.Errorf("Stats.FPR %v, want %v", st.FPR, p)
 			}
 		})
 	}

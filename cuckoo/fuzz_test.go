@@ -57,7 +57,7 @@ func checkDecode(t *testing.T, data []byte) {
 		return
 	}
 	used := len(data) - len(rest)
-	if int64(used) != n || !s.Equal(g) {
+	if int64(used) != n || !s.equal(g) {
 		t.Fatalf("decoders disagree: %d vs %d bytes", used, n)
 	}
 	enc, _ := g.MarshalBinary()
@@ -66,15 +66,15 @@ func checkDecode(t *testing.T, data []byte) {
 	}
 	// The decoded filter must be usable: insert, find, delete.
 	// (A budget keeps a growth step of a crafted shape small.)
-	g.SetMaxBytes(g.SizeBytes() + 1<<20)
+	g.setMaxBytes(g.Stats().Bytes + 1<<20)
 	{
 		h := uint64(0x1234567)
 		before := g.Clone()
-		if err := g.InsertHash(h); err == nil {
-			if !g.LookupHash(h) || !g.DeleteHash(h) {
+		if err := g.AddHash(h); err == nil {
+			if !g.TestHash(h) || !g.RemoveHash(h) {
 				t.Fatal("inserted hash lost")
 			}
-		} else if !g.Equal(before) {
+		} else if !g.equal(before) {
 			t.Fatal("failed insert changed the decoded filter")
 		}
 	}

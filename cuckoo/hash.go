@@ -12,21 +12,18 @@ import (
 // from which a filter derives fingerprints and buckets. It is recorded in
 // every encoding (docs/FORMATS.md, "Cuckoo filter"), so a filter is never
 // queried with a hash other than the one that built it. The numbers come
-// from the one registry of hash IDs (docs/FORMATS.md, "Hash IDs"), shared
-// with the bloom package.
+// from the one registry of docs/FORMATS.md ("Hash IDs"); this package
+// exports only the ID it computes.
 type HashID uint16
 
-const (
-	// HashXXH3 is the default: XXH3-64 of the key with the filter's seed
-	// (seed 0 = plain XXH3-64). This is what Hash returns.
-	HashXXH3 HashID = binfmt.HashXXH3_64
+// HashXXH3 is the default: XXH3-64 of the key with the filter's seed (seed
+// 0 = plain XXH3-64). This is what Hash returns.
+const HashXXH3 HashID = binfmt.HashXXH3_64
 
-	// HashMurmur64A is MurmurHash64A (64-bit MurmurHash2, variant "64A")
-	// of the key with the filter's seed. With seed 0 it is the hash of
-	// RedisBloom's cuckoo filters. This package does not implement it:
-	// filters with this ID are used through the *Hash methods only.
-	HashMurmur64A HashID = binfmt.HashMurmur64A
-)
+// hashMurmur64A is MurmurHash64A of the key with the filter's seed
+// (internal/cuckooraw.HashMurmur64A): the server's RedisBloom-compatible
+// filters record it; this package does not compute it.
+const hashMurmur64A HashID = binfmt.HashMurmur64A
 
 // String returns a short name for the hash ID ("xxh3-64", "murmur64a-single" or
 // "hash#N").
@@ -34,16 +31,16 @@ func (id HashID) String() string {
 	switch id {
 	case HashXXH3:
 		return "xxh3-64"
-	case HashMurmur64A:
+	case hashMurmur64A:
 		return "murmur64a-single"
 	}
 	return fmt.Sprintf("hash#%d", uint16(id))
 }
 
 // CanHashKeys reports whether this package can hash keys under id, i.e.
-// whether the key methods (Insert, Lookup, …) work on a filter with that
-// hash ID. Only HashXXH3 (any seed) can; for other IDs the caller computes
-// h and uses the *Hash methods.
+// whether the key methods (Add, Test, …) work on a filter with that hash
+// ID. Only HashXXH3 (any seed) can; a filter decoded with another ID is
+// used through the *Hash methods, with h computed by the caller.
 func CanHashKeys(id HashID) bool { return id == HashXXH3 }
 
 // Hash returns the pinned default hash of key: XXH3-64 with seed 0 (hash ID
@@ -51,25 +48,12 @@ func CanHashKeys(id HashID) bool { return id == HashXXH3 }
 // filters can hash once and call the *Hash methods.
 func Hash(key []byte) uint64 { return xxh3.Hash(key) }
 
-// HashString is Hash for a string key, without a conversion copy.
-func HashString(key string) uint64 { return xxh3.HashString(key) }
-
 func (f *Filter) hashKey(key []byte) uint64 {
 	if f.hashID == HashXXH3 {
 		if f.seed == 0 {
 			return xxh3.Hash(key)
 		}
 		return xxh3.HashSeed(key, f.seed)
-	}
-	panic(f.hashPanic())
-}
-
-func (f *Filter) hashString(key string) uint64 {
-	if f.hashID == HashXXH3 {
-		if f.seed == 0 {
-			return xxh3.HashString(key)
-		}
-		return xxh3.HashStringSeed(key, f.seed)
 	}
 	panic(f.hashPanic())
 }

@@ -40,9 +40,12 @@ func (s *splitmix64) next() uint64 {
 
 func (s *splitmix64) intn(n int) int { return int(s.next() % uint64(n)) }
 
+// mustConfig builds a filter through the server's hook, so c.Expansion has
+// its encoded meaning (0 = never grow) and any hash ID is accepted; tests
+// of the public constructor call NewWithConfig.
 func mustConfig(t testing.TB, c Config) *Filter {
 	t.Helper()
-	f, err := NewWithConfig(c)
+	f, err := newWithConfig(c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,12 @@ package cuckoo
 
 import "fmt"
 
-// TableBytes returns the table bytes (SizeBytes) of the filter that
-// NewWithConfig(c) (sub = 1) or Restore(c, sub, …) would build, without
-// allocating the tables, or the error those functions would return. It
-// lets a caller account for a filter's memory before creating it.
-func TableBytes(c Config, sub int) (uint64, error) {
+// tableBytesFor returns the table bytes of the filter that
+// newWithConfig(c) (sub = 1) or restore(c, sub, …) would build (c's
+// Expansion in the encoded meaning), without allocating the tables, or the
+// error those functions would return. It lets a caller account for a
+// filter's memory before creating it.
+func tableBytesFor(c Config, sub int) (uint64, error) {
 	f, err := newEmpty(c)
 	if err != nil {
 		return 0, err

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TableBytes agrees with the filters NewWithConfig and Restore build, and
+// tableBytesFor agrees with the filters newWithConfig and restore build, and
 // fails exactly when they do.
 func TestTableBytes(t *testing.T) {
 	var cfgs []Config
@@ -23,13 +23,13 @@ func TestTableBytes(t *testing.T) {
 	cfgs = append(cfgs, Config{Capacity: 0}, Config{Capacity: 10, BucketSize: 300}, Config{Buckets: 3})
 	for _, c := range cfgs {
 		for _, sub := range []int{0, 1, 2, 5} {
-			got, gerr := TableBytes(c, sub)
+			got, gerr := tableBytesFor(c, sub)
 			var f *Filter
 			var err error
 			if sub == 1 {
-				f, err = NewWithConfig(c)
+				f, err = newWithConfig(c)
 			} else {
-				f, err = Restore(c, sub, 0, 0)
+				f, err = restore(c, sub, 0, 0)
 			}
 			if (gerr != nil) != (err != nil) {
 				t.Fatalf("%+v sub %d: TableBytes error %v, build error %v", c, sub, gerr, err)
@@ -40,8 +40,8 @@ func TestTableBytes(t *testing.T) {
 				}
 				continue
 			}
-			if got != f.SizeBytes() {
-				t.Fatalf("%+v sub %d: TableBytes %d, SizeBytes %d", c, sub, got, f.SizeBytes())
+			if got != f.Stats().Bytes {
+				t.Fatalf("%+v sub %d: TableBytes %d, SizeBytes %d", c, sub, got, f.Stats().Bytes)
 			}
 		}
 	}

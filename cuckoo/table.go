@@ -209,6 +209,15 @@ func (c *core[T]) compactOne(fi int) bool {
 	return ok
 }
 
+// reset empties the first sub-filter and drops the others (clearing their
+// entries so that their tables can be collected).
+func (c *core[T]) reset() {
+	clear(c.subs[1:])
+	c.subs = c.subs[:1]
+	clear(c.subs[0].data)
+	c.subs[0].used = 0
+}
+
 func (c *core[T]) clone() *core[T] {
 	d := &core[T]{subs: make([]sub[T], len(c.subs)), bs: c.bs}
 	for i, s := range c.subs {

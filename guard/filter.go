@@ -242,7 +242,7 @@ type cuckooFilter struct {
 func (c *cuckooFilter) Test(key []byte) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.f.Lookup(key)
+	return c.f.Test(key)
 }
 
 // Add inserts key. cuckoo.Filter undoes a failed insert completely, so on
@@ -250,13 +250,13 @@ func (c *cuckooFilter) Test(key []byte) bool {
 func (c *cuckooFilter) Add(key []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.f.Insert(key)
+	return c.f.Add(key)
 }
 
 func (c *cuckooFilter) Delete(key []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.f.Delete(key)
+	c.f.Remove(key)
 	return nil
 }
 
@@ -273,7 +273,7 @@ func (c *cuckooFilter) FilterStats() FilterStats {
 	case s.BucketSize < 4:
 		load = 0.84
 	}
-	return FilterStats{Items: s.Items, Capacity: uint64(float64(s.Slots) * load), Bytes: s.Bytes, FillRatio: s.LoadFactor, EstimatedFPR: s.EstimatedFPR}
+	return FilterStats{Items: s.N, Capacity: uint64(float64(s.M) * load), Bytes: s.Bytes, FillRatio: s.FillRatio, EstimatedFPR: s.FPR}
 }
 
 // errNoFilter is returned by a NewFilterFunc that returned nil.

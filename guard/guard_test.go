@@ -816,7 +816,7 @@ func TestRebuildTriggers(t *testing.T) {
 		g := newGuard(t, db, func(o *guard.Options[struct{}]) {
 			o.Capacity = 128
 			o.NewFilter = func(c uint64, p float64) (guard.Filter, error) {
-				f, err := cuckoo.NewWithConfig(cuckoo.Config{Capacity: c, BucketSize: 4, FingerprintBits: 16})
+				f, err := cuckoo.NewWithConfig(cuckoo.Config{Capacity: c, BucketSize: 4, FingerprintBits: 16, Expansion: cuckoo.NoGrowth})
 				return guard.Cuckoo(f), err
 			}
 			o.Rebuild.MinInterval = time.Hour

@@ -17,8 +17,7 @@ func benchKeys(n int) [][]byte {
 // update).
 func BenchmarkAddDense(b *testing.B) {
 	keys := benchKeys(1 << 16)
-	s, _ := New(DefaultPrecision)
-	s.SetSparseMaxBytes(0)
+	s, _ := NewWithConfig(Config{SparseMaxBytes: -1})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s.Add(keys[i&(1<<16-1)])
@@ -27,8 +26,7 @@ func BenchmarkAddDense(b *testing.B) {
 
 // BenchmarkAddHashDense: pre-hashed inserts.
 func BenchmarkAddHashDense(b *testing.B) {
-	s, _ := New(DefaultPrecision)
-	s.SetSparseMaxBytes(0)
+	s, _ := NewWithConfig(Config{SparseMaxBytes: -1})
 	h := uint64(0x9e3779b97f4a7c15)
 	for i := 0; i < b.N; i++ {
 		h += 0x9e3779b97f4a7c15

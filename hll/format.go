@@ -65,7 +65,7 @@ func (s *Sketch) AppendBinary(b []byte) ([]byte, error) {
 	start := len(b)
 	b = append(b, fmtMagic...)
 	b = append(b, fmtVersion, s.l.p, fmtHashMurmur, 0)
-	b = binary.LittleEndian.AppendUint32(b, RedisSeed)
+	b = binary.LittleEndian.AppendUint32(b, DefaultSeed)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.b)))
 	b = append(b, s.b...)
 	return binfmt.Seal(b, start), nil
@@ -77,7 +77,7 @@ func (s *Sketch) AppendBinary(b []byte) ([]byte, error) {
 // the checksum, the encoding, the dense length and every sparse run. The
 // cached cardinality is kept as is (a valid cache is trusted, as by Redis).
 // Errors: ErrFormat, ErrVersion, ErrChecksum, io.ErrUnexpectedEOF (a
-// versioned encoding cut short), ErrPrecision, ErrNotHLL, ErrCorrupt.
+// versioned encoding cut short), ErrInvalidParameter (precision), ErrNotHLL, ErrCorrupt.
 func (s *Sketch) UnmarshalBinary(data []byte) error {
 	l := redisParams
 	body := data
@@ -92,7 +92,7 @@ func (s *Sketch) UnmarshalBinary(data []byte) error {
 		if l, err = checkPrecision(data[5]); err != nil {
 			return err
 		}
-		if data[6] != fmtHashMurmur || data[7] != 0 || binary.LittleEndian.Uint32(data[8:]) != RedisSeed {
+		if data[6] != fmtHashMurmur || data[7] != 0 || binary.LittleEndian.Uint32(data[8:]) != DefaultSeed {
 			return codec.Formatf("unsupported hash %d seed %#x", data[6], binary.LittleEndian.Uint32(data[8:]))
 		}
 		n := uint64(binary.LittleEndian.Uint32(data[12:]))

@@ -90,7 +90,7 @@ func FuzzUnmarshal(f *testing.F) {
 	for _, p := range []uint8{4, 12, 14} {
 		s, _ := New(p)
 		for i := 0; i < 40; i++ {
-			s.AddString(string(rune('a' + i)))
+			s.Add([]byte(string(rune('a' + i))))
 		}
 		b, _ := s.MarshalBinary()
 		f.Add(b)
@@ -114,7 +114,7 @@ func FuzzUnmarshal(f *testing.F) {
 		if !bytes.Equal(b, b2) {
 			t.Fatal("re-encoding differs")
 		}
-		s.AddString("x")
+		s.Add([]byte("x"))
 		s.Count()
 		c := s.Clone()
 		if err := c.Merge(&u); err != nil {

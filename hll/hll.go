@@ -1,6 +1,10 @@
 // Package hll is a HyperLogLog cardinality estimator, bit-compatible with
 // Redis's PFADD/PFCOUNT/PFMERGE strings.
 //
+// It follows probly's library vocabulary (docs/LIBRARY.md): New(precision)
+// and NewWithConfig build a Sketch; Add/AddHash, Count, Merge, Reset and
+// Stats use the same words as every other probly package.
+//
 // # Promise
 //
 // A Sketch estimates the number of distinct elements added to it with a
@@ -20,8 +24,8 @@
 // probly's own versioned, checksummed format (docs/FORMATS.md,
 // "HyperLogLog").
 //
-// The Redis* functions operate directly on Redis string values and are what
-// probly's server runs for the PF* commands.
+// probly's server keeps HLLs as Redis strings and runs its PF* commands on
+// the same layout code as Sketch, compatibly with Redis.
 //
 // # Representation and cost
 //
@@ -69,6 +73,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/probly/probly/internal/redishll"
 )
 
 // Precision bounds. Precision p gives m = 2^p registers.
@@ -78,23 +84,21 @@ const (
 	MaxPrecision     = 18
 )
 
-// Errors. Use errors.Is: returned errors may wrap them with details.
+// Errors. Use errors.Is: returned errors wrap them with details.
 var (
-	// ErrPrecision: a precision outside [MinPrecision, MaxPrecision], or a
-	// merge of sketches of different precisions (the message names both).
-	ErrPrecision = errors.New("hll: invalid precision")
-	// ErrCorrupt: a sparse HLL whose opcodes do not cover exactly the
-	// register count. Redis answers "INVALIDOBJ Corrupted HLL object
-	// detected".
-	ErrCorrupt = errors.New("hll: corrupted HLL object")
-	// ErrNotHLL: a string that is not an HLL (shorter than 16 bytes, no
-	// "HYLL" magic, unknown encoding, or a dense string of the wrong
-	// length). Redis answers "WRONGTYPE Key is not a valid HyperLogLog
-	// string value."
-	ErrNotHLL = errors.New("hll: not a valid HyperLogLog string")
-	// ErrNotSparse: PFDEBUG DECODE of a dense HLL ("ERR HLL encoding is not
-	// sparse").
-	ErrNotSparse = errors.New("hll: HLL encoding is not sparse")
+	// ErrInvalidParameter: a precision outside [MinPrecision,
+	// MaxPrecision] or another bad Config field (the message names it).
+	ErrInvalidParameter = errors.New("hll: invalid parameter")
+	// ErrIncompatible: a merge of sketches of different precisions (the
+	// message names both).
+	ErrIncompatible = errors.New("hll: incompatible sketches")
+	// ErrCorrupt: serialized sparse registers whose opcodes do not cover
+	// exactly the register count.
+	ErrCorrupt = redishll.ErrCorrupt
+	// ErrNotHLL: a serialized sketch whose body is not an HLL string
+	// (shorter than 16 bytes, no "HYLL" magic, unknown encoding, or dense
+	// registers of the wrong length).
+	ErrNotHLL = redishll.ErrNotHLL
 	// ErrFormat: UnmarshalBinary input that is neither a Redis HLL string nor
 	// probly's versioned format (bad magic, version, hash, length …).
 	ErrFormat = errors.New("hll: bad serialized sketch")
@@ -111,11 +115,30 @@ func StandardError(precision uint8) float64 {
 	return 1.04 / math.Sqrt(float64(uint64(1)<<precision))
 }
 
+// Config describes a sketch for NewWithConfig. The zero Config is
+// DefaultPrecision with the default seed and sparse limit.
+type Config struct {
+	// Precision p: m = 2^p registers, relative standard error 1.04/√m.
+	// 0 means DefaultPrecision (14); otherwise in [MinPrecision,
+	// MaxPrecision].
+	Precision uint8
+	// Seed of the element hash. 0 means DefaultSeed, the only seed
+	// supported: the serialized forms (docs/FORMATS.md) record no other
+	// one, so any other value is ErrInvalidParameter.
+	Seed uint64
+	// SparseMaxBytes is the size (header included) beyond which the
+	// sparse representation is promoted to dense (like Redis's
+	// hll-sparse-max-bytes). 0 means the default (3000 bytes at p ≥ 14,
+	// proportionally less below); a negative value means "dense on the
+	// first change". A dense sketch never returns to sparse.
+	SparseMaxBytes int
+}
+
 // Sketch is a HyperLogLog sketch. It is not safe for concurrent use (see
 // the package documentation).
 //
 // The zero value is an empty sketch of DefaultPrecision (14, Redis's),
-// the same as New(DefaultPrecision) returns: every method works on it, and
+// the same as New(DefaultPrecision) returns (Config{} with NewWithConfig): every method works on it, and
 // its string (a few bytes while sparse) is allocated by the first method
 // that needs it. Use New for another precision.
 type Sketch struct {
@@ -124,25 +147,28 @@ type Sketch struct {
 	sparseMax int
 }
 
-// Stats describes a sketch.
+// Stats describes a sketch. The field names are the library's shared ones
+// (docs/LIBRARY.md); the membership fields (K, N, Capacity, P, SetBits,
+// FillRatio, FPR) have no meaning for a sketch and are absent.
 type Stats struct {
 	Precision     uint8
-	Registers     int     // m = 2^precision
+	M             int     // registers, 2^precision
 	Sparse        bool    // sparse encoding (else dense)
 	Bytes         int     // bytes of the serialized registers (Redis string length)
-	Estimate      uint64  // current cardinality estimate
+	Cardinality   uint64  // current cardinality estimate
 	StandardError float64 // 1.04/√m
 }
 
 func checkPrecision(p uint8) (*params, error) {
 	if p < MinPrecision || p > MaxPrecision {
-		return nil, fmt.Errorf("%w: %d is outside [%d, %d]", ErrPrecision, p, MinPrecision, MaxPrecision)
+		return nil, fmt.Errorf("%w: precision %d is outside [%d, %d]", ErrInvalidParameter, p, MinPrecision, MaxPrecision)
 	}
 	return paramTable[p], nil
 }
 
-// New returns an empty sketch with 2^precision registers. It starts
-// sparse. Errors: ErrPrecision.
+// New returns an empty sketch with 2^precision registers (precision in
+// [MinPrecision, MaxPrecision]; memory at most 16 + 0.75·2^precision
+// bytes). It starts sparse. Errors: ErrInvalidParameter.
 func New(precision uint8) (*Sketch, error) {
 	l, err := checkPrecision(precision)
 	if err != nil {
@@ -151,13 +177,26 @@ func New(precision uint8) (*Sketch, error) {
 	return &Sketch{l: l, b: newSparse(l), sparseMax: l.sparseMax}, nil
 }
 
-// SetSparseMaxBytes sets the size (header included) beyond which the
-// sparse representation is promoted to dense, like Redis's
-// hll-sparse-max-bytes (default 3000 at precision 14). n ≤ 0 means "always
-// dense on the first change". A dense sketch never returns to sparse.
-func (s *Sketch) SetSparseMaxBytes(n int) {
-	s.ready()
-	s.sparseMax = max(n, 0)
+// NewWithConfig returns an empty sketch described by c (see Config).
+// Errors: ErrInvalidParameter naming the field.
+func NewWithConfig(c Config) (*Sketch, error) {
+	if c.Precision == 0 {
+		c.Precision = DefaultPrecision
+	}
+	if c.Seed != 0 && c.Seed != DefaultSeed {
+		return nil, fmt.Errorf("%w: Seed %#x: only DefaultSeed (%#x) is supported", ErrInvalidParameter, c.Seed, uint64(DefaultSeed))
+	}
+	s, err := New(c.Precision)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.SparseMaxBytes < 0:
+		s.sparseMax = 0
+	case c.SparseMaxBytes > 0:
+		s.sparseMax = c.SparseMaxBytes
+	}
+	return s, nil
 }
 
 // ready makes the zero Sketch an empty sketch of DefaultPrecision (see
@@ -170,14 +209,6 @@ func (s *Sketch) ready() {
 	}
 }
 
-// Precision returns p (m = 2^p registers).
-func (s *Sketch) Precision() uint8 {
-	if s.l == nil {
-		return DefaultPrecision
-	}
-	return s.l.p
-}
-
 // Add adds an element (hashed with MurmurHash64A, seed 0xadc83b19) and
 // reports whether a register changed. At precision 14 this is exactly
 // "PFADD key element".
@@ -188,9 +219,6 @@ func (s *Sketch) Add(elem []byte) bool {
 	}
 	return s.AddHash(h)
 }
-
-// AddString is Add for a string.
-func (s *Sketch) AddString(elem string) bool { return s.AddHash(Hash([]byte(elem))) }
 
 // AddHash adds a pre-computed 64-bit hash: the low p bits pick the
 // register, the run of zeros above them gives its value. It reports
@@ -232,7 +260,8 @@ func (s *Sketch) Count() uint64 {
 
 // Merge makes s the union of s and o (PFMERGE s s o at precision 14): every
 // register becomes the larger of the two. s becomes dense if either is
-// dense. Errors: ErrPrecision if the precisions differ (s is unchanged).
+// dense. Cost O(m). Errors: ErrIncompatible if the precisions differ (s
+// is unchanged).
 func (s *Sketch) Merge(o *Sketch) error {
 	s.ready()
 	if o.l == nil { // the zero Sketch: an empty one of DefaultPrecision
@@ -240,7 +269,7 @@ func (s *Sketch) Merge(o *Sketch) error {
 		o.ready()
 	}
 	if o.l.p != s.l.p {
-		return fmt.Errorf("%w: cannot merge precision %d into precision %d", ErrPrecision, o.l.p, s.l.p)
+		return fmt.Errorf("%w: cannot merge precision %d into precision %d", ErrIncompatible, o.l.p, s.l.p)
 	}
 	regs := make([]uint8, s.l.m)
 	mergeInto(s.l, s.b, regs)
@@ -251,6 +280,12 @@ func (s *Sketch) Merge(o *Sketch) error {
 	}
 	s.b = b
 	return nil
+}
+
+// Reset empties the sketch, keeping its precision and sparse limit.
+func (s *Sketch) Reset() {
+	s.ready()
+	s.b = newSparse(s.l)
 }
 
 // Clone returns an independent copy.
@@ -276,10 +311,10 @@ func (s *Sketch) Stats() Stats {
 	}
 	return Stats{
 		Precision:     s.l.p,
-		Registers:     s.l.m,
+		M:             s.l.m,
 		Sparse:        s.b[4] == encSparse,
 		Bytes:         len(s.b),
-		Estimate:      est,
+		Cardinality:   est,
 		StandardError: StandardError(s.l.p),
 	}
 }

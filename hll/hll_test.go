@@ -16,17 +16,17 @@ import (
 
 func TestNewAndPrecision(t *testing.T) {
 	for _, p := range []uint8{0, 3, 19, 255} {
-		if _, err := New(p); !errors.Is(err, ErrPrecision) {
+		if _, err := New(p); !errors.Is(err, ErrInvalidParameter) {
 			t.Errorf("New(%d): %v", p, err)
 		}
 	}
 	for p := uint8(MinPrecision); p <= MaxPrecision; p++ {
 		s, err := New(p)
-		if err != nil || s.Precision() != p || s.Count() != 0 {
+		if err != nil || s.Stats().Precision != p || s.Count() != 0 {
 			t.Fatalf("New(%d): %v", p, err)
 		}
 		st := s.Stats()
-		if st.Registers != 1<<p || !st.Sparse || st.Estimate != 0 || st.StandardError != 1.04/math.Sqrt(float64(uint(1)<<p)) {
+		if st.M != 1<<p || !st.Sparse || st.Cardinality != 0 || st.StandardError != 1.04/math.Sqrt(float64(uint(1)<<p)) {
 			t.Fatalf("Stats(%d) = %+v", p, st)
 		}
 	}
@@ -73,7 +73,7 @@ func TestRegisterPacking(t *testing.T) {
 func TestSmallCounts(t *testing.T) {
 	s, _ := New(14)
 	for i := 1; i <= 9; i++ {
-		s.AddString(strconv.Itoa(i))
+		s.Add([]byte(strconv.Itoa(i)))
 		if c := s.Count(); c != uint64(i) {
 			t.Fatalf("%d elements: %d", i, c)
 		}
@@ -120,7 +120,7 @@ func TestSketchMatchesRedisFunctions(t *testing.T) {
 		}
 	}
 	o, _ := New(DefaultPrecision)
-	o.AddString("x")
+	o.Add([]byte("x"))
 	if err := s.Merge(o); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestMergePrecisionMismatch(t *testing.T) {
 	a, _ := New(12)
 	b, _ := New(14)
 	err := a.Merge(b)
-	if !errors.Is(err, ErrPrecision) || !strings.Contains(err.Error(), "12") || !strings.Contains(err.Error(), "14") {
+	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "12") || !strings.Contains(err.Error(), "14") {
 		t.Fatalf("%v", err)
 	}
 }
@@ -343,7 +343,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 		for _, n := range []int{0, 3, 200, 100000} {
 			s, _ := New(p)
 			for i := 0; i < n; i++ {
-				s.AddString("k" + strconv.Itoa(i))
+				s.Add([]byte("k" + strconv.Itoa(i)))
 			}
 			if n%2 == 1 {
 				s.Count()
@@ -360,7 +360,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 				t.Fatalf("p=%d n=%d: %v", p, n, err)
 			}
 			b2, _ := u.MarshalBinary()
-			if !bytes.Equal(b, b2) || u.Count() != s.Count() || u.Precision() != p {
+			if !bytes.Equal(b, b2) || u.Count() != s.Count() || u.Stats().Precision != p {
 				t.Fatalf("p=%d n=%d: round trip differs", p, n)
 			}
 			// WriteTo/ReadFrom.
@@ -371,8 +371,8 @@ func TestMarshalRoundTrip(t *testing.T) {
 				t.Fatalf("ReadFrom: %v", err)
 			}
 			// The decoded sketch keeps working.
-			u.AddString("another")
-			s.AddString("another")
+			u.Add([]byte("another"))
+			s.Add([]byte("another"))
 			if !bytes.Equal(u.Registers(), s.Registers()) {
 				t.Fatal("diverged after unmarshal")
 			}
@@ -383,7 +383,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 func TestUnmarshalRejects(t *testing.T) {
 	s, _ := New(12)
 	for i := 0; i < 50; i++ {
-		s.AddString(strconv.Itoa(i))
+		s.Add([]byte(strconv.Itoa(i)))
 	}
 	good, _ := s.MarshalBinary()
 	mut := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
@@ -396,7 +396,7 @@ func TestUnmarshalRejects(t *testing.T) {
 		{"garbage", []byte("hello world, not a sketch"), ErrFormat},
 		{"short", good[:10], io.ErrUnexpectedEOF},
 		{"version", mut(func(b []byte) []byte { b[4] = 9; return b }), ErrVersion},
-		{"precision", mut(func(b []byte) []byte { b[5] = 30; return b }), ErrPrecision},
+		{"precision", mut(func(b []byte) []byte { b[5] = 30; return b }), ErrInvalidParameter},
 		{"hash", mut(func(b []byte) []byte { b[6] = 2; return b }), ErrFormat},
 		{"seed", mut(func(b []byte) []byte { b[8] ^= 1; return b }), ErrFormat},
 		{"length", mut(func(b []byte) []byte { b[12]++; return b }), io.ErrUnexpectedEOF},
@@ -497,3 +497,43 @@ func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
 // small reports whether to run the reduced sizes (-short or -race).
 func small() bool { return testing.Short() || raceEnabled }
+
+// NewWithConfig: the sparse limit, the seed rule and Reset.
+func TestNewWithConfig(t *testing.T) {
+	d, err := NewWithConfig(Config{Precision: 12, SparseMaxBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Add([]byte("x")) || d.Stats().Sparse || d.Stats().Precision != 12 {
+		t.Fatalf("SparseMaxBytes -1: %+v", d.Stats())
+	}
+	small, _ := NewWithConfig(Config{SparseMaxBytes: 40})
+	def, _ := New(DefaultPrecision)
+	for i := 0; i < 50; i++ {
+		k := []byte("k" + strconv.Itoa(i))
+		small.Add(k)
+		def.Add(k)
+	}
+	if small.Stats().Sparse || !def.Stats().Sparse || !bytes.Equal(small.Registers(), def.Registers()) || small.Count() != def.Count() {
+		t.Fatalf("SparseMaxBytes 40: %+v vs %+v", small.Stats(), def.Stats())
+	}
+	if _, err := NewWithConfig(Config{Seed: DefaultSeed}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []Config{{Seed: 1}, {Precision: 3}, {Precision: MaxPrecision + 1}} {
+		if _, err := NewWithConfig(c); !errors.Is(err, ErrInvalidParameter) {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+	// Reset keeps the precision and the sparse limit.
+	small.Reset()
+	if st := small.Stats(); st.Cardinality != 0 || !st.Sparse || st.Precision != DefaultPrecision || small.Count() != 0 {
+		t.Fatalf("after Reset: %+v", st)
+	}
+	for i := 0; i < 50; i++ {
+		small.Add([]byte("k" + strconv.Itoa(i)))
+	}
+	if small.Stats().Sparse {
+		t.Fatal("Reset lost the sparse limit")
+	}
+}

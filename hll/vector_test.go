@@ -60,7 +60,7 @@ func TestVectorPFADDabc(t *testing.T) {
 	// Sketch API gives the same bytes.
 	s, _ := New(DefaultPrecision)
 	for _, e := range []string{"a", "b", "c"} {
-		s.AddString(e)
+		s.Add([]byte(e))
 	}
 	got, _ := s.MarshalBinary()
 	if !bytes.Equal(got, want) {
@@ -107,7 +107,7 @@ func docVector(t *testing.T, name string) []byte {
 func TestDocVectors(t *testing.T) {
 	s, _ := New(DefaultPrecision)
 	for _, e := range []string{"a", "b", "c"} {
-		s.AddString(e)
+		s.Add([]byte(e))
 	}
 	if got, _ := s.MarshalBinary(); !bytes.Equal(got, docVector(t, "hll-redis-abc")) {
 		t.Errorf("abc: % x", got)
@@ -118,7 +118,7 @@ func TestDocVectors(t *testing.T) {
 	}
 	p4, _ := New(4)
 	for _, e := range []string{"a", "b", "c"} {
-		p4.AddString(e)
+		p4.Add([]byte(e))
 	}
 	if p4.Count() != 2 {
 		t.Fatal(p4.Count())
@@ -128,7 +128,7 @@ func TestDocVectors(t *testing.T) {
 		t.Errorf("p4: % x", got)
 	}
 	var u Sketch
-	if err := u.UnmarshalBinary(vec); err != nil || u.Precision() != 4 || u.Count() != 2 {
+	if err := u.UnmarshalBinary(vec); err != nil || u.Stats().Precision != 4 || u.Count() != 2 {
 		t.Fatal(err)
 	}
 }

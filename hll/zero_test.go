@@ -21,12 +21,12 @@ func TestZeroSketch(t *testing.T) {
 		zb, err1 := z.MarshalBinary()
 		nb, err2 := n.MarshalBinary()
 		if err1 != nil || err2 != nil || !bytes.Equal(zb, nb) || z.Count() != n.Count() ||
-			z.Precision() != n.Precision() || z.Stats() != n.Stats() || !bytes.Equal(z.Registers(), n.Registers()) {
+			z.Stats().Precision != n.Stats().Precision || z.Stats() != n.Stats() || !bytes.Equal(z.Registers(), n.Registers()) {
 			t.Fatalf("%s: the zero Sketch differs from New(DefaultPrecision)", what)
 		}
 	}
 	// Reads on a zero value.
-	if (&Sketch{}).Precision() != DefaultPrecision || (&Sketch{}).Count() != 0 || len((&Sketch{}).Registers()) != 1<<DefaultPrecision {
+	if (&Sketch{}).Stats().Precision != DefaultPrecision || (&Sketch{}).Count() != 0 || len((&Sketch{}).Registers()) != 1<<DefaultPrecision {
 		t.Fatal("zero Sketch reads")
 	}
 	if st := (&Sketch{}).Stats(); st != fresh().Stats() {
@@ -37,10 +37,9 @@ func TestZeroSketch(t *testing.T) {
 	if _, err := (&Sketch{}).WriteTo(&buf); err != nil || buf.Len() == 0 {
 		t.Fatalf("WriteTo: %v", err)
 	}
-	// Adds (the first through Add, AddString and AddHash), sparse then dense.
+	// Adds (the first through Add and AddHash), sparse then dense.
 	for _, first := range []func(s *Sketch) bool{
 		func(s *Sketch) bool { return s.Add([]byte("a")) },
-		func(s *Sketch) bool { return s.AddString("a") },
 		func(s *Sketch) bool { return s.AddHash(Hash([]byte("a"))) },
 	} {
 		var z Sketch
@@ -59,17 +58,17 @@ func TestZeroSketch(t *testing.T) {
 		}
 		same("dense", &z, n)
 	}
-	// SetSparseMaxBytes on a zero value keeps its setting.
+	// Reset on a zero value gives the same empty sketch as New, and
+	// NewWithConfig(Config{}) is New(DefaultPrecision).
 	var z Sketch
-	z.SetSparseMaxBytes(0)
+	z.Reset()
 	n := fresh()
-	n.SetSparseMaxBytes(0)
-	z.Add([]byte("x"))
-	n.Add([]byte("x"))
-	if z.Stats().Sparse || n.Stats().Sparse {
-		t.Fatal("SetSparseMaxBytes(0) on a zero Sketch was lost")
+	same("reset zero", &z, n)
+	cfg, err := NewWithConfig(Config{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	same("always dense", &z, n)
+	same("zero config", cfg, n)
 	// Merge with zero sketches on either side, and Clone of one.
 	full := fresh()
 	for i := range 100 {

@@ -93,7 +93,7 @@ short names), and prints the estimate's relative error.`,
 			if err != nil {
 				return usageError{err: err}
 			}
-			res := countResult{Precision: sk.Precision(), Registers: 1 << sk.Precision(), Format: format, Field: field}
+			res := countResult{Precision: uint8(precision), Registers: 1 << uint8(precision), Format: format, Field: field}
 			var seen map[string]struct{}
 			if exact {
 				seen = make(map[string]struct{})
@@ -142,7 +142,7 @@ short names), and prints the estimate's relative error.`,
 			}
 
 			res.Estimate = sk.Count()
-			res.StandardError = hll.StandardError(sk.Precision())
+			res.StandardError = hll.StandardError(uint8(precision))
 			res.StandardErrorItems = uint64(math.Round(res.StandardError * float64(res.Estimate)))
 			if seen != nil {
 				n := uint64(len(seen))

@@ -270,8 +270,8 @@ func statsOf(v keyspace.Value) (filterStats, bool) {
 			capacity: s.Capacity, bytes: s.Bytes, subFilters: s.Filters}, true
 	case *rediscuckoo.Filter:
 		s := f.Cuckoo().Stats()
-		return filterStats{typ: "cf", fill: s.LoadFactor, fpr: s.EstimatedFPR, items: s.Items,
-			capacity: s.Slots, bytes: s.Bytes, subFilters: s.SubFilters}, true
+		return filterStats{typ: "cf", fill: s.FillRatio, fpr: s.FPR, items: s.N,
+			capacity: s.M, bytes: s.Bytes, subFilters: s.SubFilters}, true
 	}
 	return filterStats{}, false
 }

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/probly/probly/cuckoo"
+	"github.com/probly/probly/internal/cuckooraw"
 	"github.com/probly/probly/internal/keyspace"
 )
 
@@ -42,7 +43,7 @@ func DecodeHeader(data []byte, maxFilters int, budget uint64) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := cuckoo.Restore(h.cfg, h.nf, h.items, h.deletes)
+	f, err := raw.Restore(h.cfg, h.nf, h.items, h.deletes)
 	if err != nil {
 		return nil, ErrBadHeader
 	}
@@ -95,11 +96,11 @@ func parseHeader(data []byte, maxFilters int, budget uint64) (*header, error) {
 			MaxKicks:        int(iters),
 			Expansion:       uint32(exp),
 			MaxBytes:        budgetOr(budget),
-			HashID:          cuckoo.HashMurmur64A,
+			HashID:          cuckoo.HashID(cuckooraw.HashMurmur64A),
 		},
 		nf: int(nf), items: items, deletes: deletes,
 	}
-	if _, err := cuckoo.TableBytes(h.cfg, h.nf); err != nil {
+	if _, err := raw.TableBytes(h.cfg, h.nf); err != nil {
 		return nil, ErrBadHeader
 	}
 	// TableBytes checked every sub-filter's size (buckets·expansion^i ≤
@@ -130,8 +131,8 @@ func (c *Filter) DumpChunk(pos int64) (next int64, data []byte) {
 		return 0, nil
 	}
 	off := uint64(pos - 1)
-	for i := range c.f.SubFilters() {
-		size := c.f.TableBytes(i)
+	for i := range raw.SubFilters(c.f) {
+		size := raw.SubTableBytes(c.f, i)
 		if off >= size {
 			off -= size
 			continue
@@ -142,7 +143,7 @@ func (c *Filter) DumpChunk(pos int64) (next int64, data []byte) {
 			start, n = 0, size
 		}
 		buf := make([]byte, n)
-		c.f.ReadTableAt(i, buf, start)
+		raw.ReadTableAt(c.f, i, buf, start)
 		return pos + int64(n), buf
 	}
 	return 0, nil
@@ -157,13 +158,13 @@ func (c *Filter) LoadChunk(pos int64, data []byte) error {
 		return ErrLoadChunk
 	}
 	off := uint64(pos - int64(len(data)) - 1)
-	for i := range c.f.SubFilters() {
-		size := c.f.TableBytes(i)
+	for i := range raw.SubFilters(c.f) {
+		size := raw.SubTableBytes(c.f, i)
 		if off >= size {
 			off -= size
 			continue
 		}
-		if err := c.f.WriteTableAt(i, data, off); err != nil {
+		if err := raw.WriteTableAt(c.f, i, data, off); err != nil {
 			return ErrLoadChunk
 		}
 		return nil

@@ -6,13 +6,13 @@
 // §2.2):
 //
 //   - h = MurmurHash64A(item, seed 0) (internal/hashing), hash ID
-//     cuckoo.HashMurmur64A;
+//     cuckooraw.HashMurmur64A;
 //   - 8-bit fingerprints fp = h mod 255 + 1, h2 = h XOR fp·0x5bd1e995,
 //     bucket = h mod buckets, one byte per slot;
 //   - numBuckets = nextPow2(capacity / bucketSize), sub-filter i has
 //     numBuckets·expansion^i buckets, expansion rounded up to a power of
 //     two; insert newest→oldest, kick-out in the newest sub-filter with
-//     RedisBloom's victim order and undo walk (cuckoo.Filter.InsertHash);
+//     RedisBloom's victim order and undo walk (cuckoo.Filter.AddHash);
 //   - CuckooFilter_Delete's automatic compaction: after a successful delete,
 //     if there is more than one sub-filter and deletes > items·0.10, compact
 //     from the newest sub-filter down, stopping at the first that cannot be
@@ -42,6 +42,7 @@ import (
 	"unsafe"
 
 	"github.com/probly/probly/cuckoo"
+	"github.com/probly/probly/internal/cuckooraw"
 	"github.com/probly/probly/internal/hashing"
 	"github.com/probly/probly/internal/keyspace"
 )
@@ -131,17 +132,17 @@ func wrap(f *cuckoo.Filter, budget uint64) *Filter {
 
 // recount recomputes heap after the number of sub-filters changed.
 func (c *Filter) recount() {
-	c.subs = c.f.SubFilters()
+	c.subs = raw.SubFilters(c.f)
 	c.heap = 0
 	for i := range c.subs {
-		c.heap += keyspace.HeapSize(c.f.TableBytes(i))
+		c.heap += keyspace.HeapSize(raw.SubTableBytes(c.f, i))
 	}
 }
 
 // sync keeps heap current after a change that may add or release
 // sub-filters (growth, compaction).
 func (c *Filter) sync() {
-	if c.f.SubFilters() != c.subs {
+	if raw.SubFilters(c.f) != c.subs {
 		c.recount()
 	}
 }
@@ -151,10 +152,14 @@ func (c *Filter) sync() {
 // they exceed it.
 func (c *Filter) SetBudget(b uint64) {
 	c.budget = budgetOr(b)
-	c.f.SetMaxBytes(c.budget)
+	raw.SetMaxBytes(c.f, c.budget)
 }
 
 var _ keyspace.Value = (*Filter)(nil)
+
+// raw is package cuckoo's server-only operations (internal/cuckooraw). Its
+// Configs have RedisBloom's meaning of Expansion: 0 = never grows.
+var raw = cuckooraw.Get[cuckooraw.Hooks[cuckoo.Filter, cuckoo.Config]]()
 
 // Hash is RedisBloom's cuckoo hash of an item: MurmurHash64A with seed 0.
 func Hash(item []byte) uint64 { return hashing.MurmurHash64A(item, 0) }
@@ -174,7 +179,7 @@ func (p Params) config(budget uint64) cuckoo.Config {
 		MaxKicks:        int(p.MaxIterations),
 		Expansion:       uint32(p.Expansion),
 		MaxBytes:        budgetOr(budget),
-		HashID:          cuckoo.HashMurmur64A,
+		HashID:          cuckoo.HashID(cuckooraw.HashMurmur64A),
 	}
 }
 
@@ -188,7 +193,7 @@ func New(p Params, budget uint64) (*Filter, error) {
 	if _, err := newSize(p, budget); err != nil {
 		return nil, err
 	}
-	f, err := cuckoo.NewWithConfig(p.config(budget))
+	f, err := raw.New(p.config(budget))
 	if err != nil {
 		if errors.Is(err, cuckoo.ErrTooLarge) {
 			return nil, ErrCreateMemory
@@ -204,7 +209,7 @@ func newSize(p Params, budget uint64) (uint64, error) {
 	if p.Capacity == 0 || p.BucketSize == 0 || p.BucketSize > MaxBucketSize || p.MaxIterations == 0 || p.Expansion > MaxExpansion {
 		return 0, ErrCouldNotCreate
 	}
-	tables, err := cuckoo.TableBytes(p.config(budget), 1)
+	tables, err := raw.TableBytes(p.config(budget), 1)
 	if err != nil {
 		if errors.Is(err, cuckoo.ErrTooLarge) {
 			return 0, ErrCreateMemory
@@ -249,9 +254,9 @@ func (c *Filter) InsertReserve(item []byte, reserve func(n uint64) bool) error {
 // a single insert would have. Cost beyond cuckoo's InsertHash: two field
 // stores, and on growth a second walk.
 func (c *Filter) InsertHashReserve(h uint64, reserve func(n uint64) bool) error {
-	c.f.SetMaxBytes(c.f.SizeBytes()) // any new sub-filter is refused
-	err := c.f.InsertHash(h)
-	c.f.SetMaxBytes(c.budget)
+	raw.SetMaxBytes(c.f, raw.SizeBytes(c.f)) // any new sub-filter is refused
+	err := c.f.AddHash(h)
+	raw.SetMaxBytes(c.f, c.budget)
 	if err == nil {
 		return nil
 	}
@@ -265,7 +270,7 @@ func (c *Filter) InsertHashReserve(h uint64, reserve func(n uint64) bool) error 
 	if reserve != nil && !reserve(n) {
 		return ErrOOM
 	}
-	if err := c.f.InsertHash(h); err != nil {
+	if err := c.f.AddHash(h); err != nil {
 		return insertErr(err)
 	}
 	c.sync()
@@ -277,14 +282,14 @@ func (c *Filter) InsertHashReserve(h uint64, reserve func(n uint64) bool) error 
 // ErrInsufficientMemory if it cannot be made (the filter does not grow,
 // the cuckoo package's limits, or the budget). Cost: O(sub-filters).
 func (c *Filter) GrowthSize() (uint64, error) {
-	cfg := c.f.Config()
+	cfg := raw.Config(c.f)
 	cfg.MaxBytes = 0
-	nf := c.f.SubFilters()
-	total, err := cuckoo.TableBytes(cfg, nf+1)
-	if err != nil || total < c.f.SizeBytes() {
+	nf := raw.SubFilters(c.f)
+	total, err := raw.TableBytes(cfg, nf+1)
+	if err != nil || total < raw.SizeBytes(c.f) {
 		return 0, ErrInsufficientMemory
 	}
-	n := keyspace.HeapSize(total-c.f.SizeBytes()) + SubFilterOverhead
+	n := keyspace.HeapSize(total-raw.SizeBytes(c.f)) + SubFilterOverhead
 	if mem := c.MemoryUsage(); n > c.budget || mem > c.budget-n {
 		return 0, ErrInsufficientMemory
 	}
@@ -298,7 +303,7 @@ func (c *Filter) InsertNX(item []byte) (bool, error) { return c.InsertNXReserve(
 // InsertNXReserve is InsertNX with InsertReserve's memory reservation.
 func (c *Filter) InsertNXReserve(item []byte, reserve func(n uint64) bool) (bool, error) {
 	h := Hash(item)
-	if c.f.LookupHash(h) {
+	if c.f.TestHash(h) {
 		return false, nil
 	}
 	if err := c.InsertHashReserve(h, reserve); err != nil {
@@ -308,7 +313,7 @@ func (c *Filter) InsertNXReserve(item []byte, reserve func(n uint64) bool) (bool
 }
 
 // Exists reports whether item may be in the filter (CF.EXISTS).
-func (c *Filter) Exists(item []byte) bool { return c.f.LookupHash(Hash(item)) }
+func (c *Filter) Exists(item []byte) bool { return c.f.TestHash(Hash(item)) }
 
 // Count is CF.COUNT: the slots holding item's fingerprint in its two
 // buckets, over all sub-filters.
@@ -318,11 +323,11 @@ func (c *Filter) Count(item []byte) uint64 { return c.f.CountHash(Hash(item)) }
 // whether it found one; then it runs RedisBloom's automatic compaction if
 // there is more than one sub-filter and deletes > items·0.10.
 func (c *Filter) Delete(item []byte) bool {
-	if !c.f.DeleteHash(Hash(item)) {
+	if !c.f.RemoveHash(Hash(item)) {
 		return false
 	}
-	if c.f.SubFilters() > 1 && float64(c.f.Deletes()) > float64(c.f.Items())*0.10 {
-		c.f.CompactNewest()
+	if raw.SubFilters(c.f) > 1 && float64(raw.Deletes(c.f)) > float64(raw.Items(c.f))*0.10 {
+		raw.CompactNewest(c.f)
 		c.sync()
 	}
 	return true
@@ -336,28 +341,28 @@ func (c *Filter) Compact() {
 }
 
 // NumFilters returns the number of sub-filters.
-func (c *Filter) NumFilters() int { return c.f.SubFilters() }
+func (c *Filter) NumFilters() int { return raw.SubFilters(c.f) }
 
 // NumBuckets returns the bucket count of the first sub-filter.
-func (c *Filter) NumBuckets() uint64 { return c.f.SubFilterBuckets(0) }
+func (c *Filter) NumBuckets() uint64 { return raw.SubFilterBuckets(c.f, 0) }
 
 // Items returns "Number of items inserted".
-func (c *Filter) Items() uint64 { return c.f.Items() }
+func (c *Filter) Items() uint64 { return raw.Items(c.f) }
 
 // Deletes returns "Number of items deleted" (since the last compaction).
-func (c *Filter) Deletes() uint64 { return c.f.Deletes() }
+func (c *Filter) Deletes() uint64 { return raw.Deletes(c.f) }
 
 // BucketSize returns the slots per bucket.
-func (c *Filter) BucketSize() uint16 { return uint16(c.f.Config().BucketSize) }
+func (c *Filter) BucketSize() uint16 { return uint16(raw.Config(c.f).BucketSize) }
 
 // MaxIterations returns the kick-out bound.
-func (c *Filter) MaxIterations() uint16 { return uint16(c.f.Config().MaxKicks) }
+func (c *Filter) MaxIterations() uint16 { return uint16(raw.Config(c.f).MaxKicks) }
 
 // Expansion returns the (rounded) expansion factor.
-func (c *Filter) Expansion() uint16 { return uint16(c.f.Config().Expansion) }
+func (c *Filter) Expansion() uint16 { return uint16(raw.Config(c.f).Expansion) }
 
 // SizeBytes returns the table bytes of all sub-filters.
-func (c *Filter) SizeBytes() uint64 { return c.f.SizeBytes() }
+func (c *Filter) SizeBytes() uint64 { return raw.SizeBytes(c.f) }
 
 // Budget returns the filter's byte budget (on MemoryUsage).
 func (c *Filter) Budget() uint64 { return c.budget }
@@ -368,7 +373,7 @@ func (c *Filter) Cuckoo() *cuckoo.Filter { return c.f }
 
 // InfoSize is CF.INFO's Size: the C struct sizes on 64-bit,
 // 40 + 16·numFilters + Σ numBuckets_i·bucketSize.
-func (c *Filter) InfoSize() uint64 { return 40 + 16*uint64(c.f.SubFilters()) + c.f.SizeBytes() }
+func (c *Filter) InfoSize() uint64 { return 40 + 16*uint64(raw.SubFilters(c.f)) + raw.SizeBytes(c.f) }
 
 // Debug returns CF.DEBUG's reply: "bktsize:%u buckets:%lu items:%lu
 // deletes:%lu filters:%u max_iterations:%u expansion:%u".
@@ -422,4 +427,4 @@ func (c *Filter) CloneFilter() *Filter {
 
 // Equal reports whether two filters have identical state: parameters,
 // counters and tables.
-func (c *Filter) Equal(d *Filter) bool { return c.f.Equal(d.f) }
+func (c *Filter) Equal(d *Filter) bool { return raw.Equal(c.f, d.f) }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/probly/probly/cuckoo"
+	"github.com/probly/probly/internal/cuckooraw"
 	"github.com/probly/probly/internal/hashing"
 )
 
@@ -249,7 +250,7 @@ func rawTables(c *Filter) []byte {
 	all := make([]byte, c.SizeBytes())
 	off := 0
 	for i := range c.NumFilters() {
-		off += c.Cuckoo().ReadTableAt(i, all[off:], 0)
+		off += raw.ReadTableAt(c.Cuckoo(), i, all[off:], 0)
 	}
 	return all
 }
@@ -352,7 +353,7 @@ func TestDecodeHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Items() != 5 || f.NumFilters() != 3 || f.SizeBytes() != 2*(8+16+32) || f.Expansion() != 2 || f.Cuckoo().Stats().UsedSlots != 0 {
+	if f.Items() != 5 || f.NumFilters() != 3 || f.SizeBytes() != 2*(8+16+32) || f.Expansion() != 2 || f.Cuckoo().Stats().SetBits != 0 {
 		t.Fatalf("%s %d", f.Debug(), f.SizeBytes())
 	}
 	if !bytes.Equal(f.Header(), validHeader()) {
@@ -430,7 +431,7 @@ func TestDumpLoad(t *testing.T) {
 	// (RedisBloom), with next = pos + its size.
 	next, data := f.DumpChunk(12)
 	sub1 := make([]byte, 16)
-	f.Cuckoo().ReadTableAt(1, sub1, 0)
+	raw.ReadTableAt(f.Cuckoo(), 1, sub1, 0)
 	if next != 28 || !bytes.Equal(data, sub1) {
 		t.Errorf("DumpChunk(12) = %d, % x", next, data)
 	}
@@ -579,11 +580,11 @@ func TestSnapshot(t *testing.T) {
 		t.Fatal("corrupt:", err)
 	}
 	for _, c := range []cuckoo.Config{
-		{Capacity: 10, FingerprintBits: 8},                                        // xxh3
-		{Capacity: 10, FingerprintBits: 16, HashID: cuckoo.HashMurmur64A},         // 16-bit
-		{Capacity: 10, FingerprintBits: 8, HashID: cuckoo.HashMurmur64A, Seed: 1}, // seed
+		{Capacity: 10, FingerprintBits: 8},                                                          // xxh3
+		{Capacity: 10, FingerprintBits: 16, HashID: cuckoo.HashID(cuckooraw.HashMurmur64A)},         // 16-bit
+		{Capacity: 10, FingerprintBits: 8, HashID: cuckoo.HashID(cuckooraw.HashMurmur64A), Seed: 1}, // seed
 	} {
-		o, _ := cuckoo.NewWithConfig(c)
+		o, _ := raw.New(c)
 		enc, _ := o.MarshalBinary()
 		if _, err := UnmarshalFilter(enc, 0); !errors.Is(err, ErrBadData) {
 			t.Errorf("%+v accepted: %v", c, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/probly/probly/cuckoo"
+	"github.com/probly/probly/internal/cuckooraw"
 )
 
 // Snapshots use the cuckoo package's encoding (docs/FORMATS.md, "Cuckoo
@@ -30,9 +31,9 @@ func UnmarshalFilter(data []byte, budget uint64) (*Filter, error) {
 	if err := f.UnmarshalBinary(data); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadData, err)
 	}
-	cfg := f.Config()
+	cfg := raw.Config(f)
 	switch {
-	case cfg.HashID != cuckoo.HashMurmur64A || cfg.Seed != 0:
+	case cfg.HashID != cuckoo.HashID(cuckooraw.HashMurmur64A) || cfg.Seed != 0:
 		return nil, fmt.Errorf("%w: hash %v seed %d, want murmur64a-single seed 0", ErrBadData, cfg.HashID, cfg.Seed)
 	case cfg.FingerprintBits != 8:
 		return nil, fmt.Errorf("%w: %d-bit fingerprints, want 8", ErrBadData, cfg.FingerprintBits)

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/probly/probly/hll"
 	"github.com/probly/probly/internal/config"
+	"github.com/probly/probly/internal/redishll"
 )
 
 // settings are the live values of the PF parameters, read without a lock.
@@ -18,7 +18,7 @@ type settings struct {
 
 func newSettings() *settings {
 	s := &settings{}
-	s.maxBytes.Store(hll.DefaultSparseMaxBytes)
+	s.maxBytes.Store(redishll.DefaultSparseMaxBytes)
 	s.seed.Store(uint64(time.Now().UnixNano()))
 	return s
 }

@@ -54,10 +54,10 @@ import (
 	"bytes"
 	"errors"
 
-	"github.com/probly/probly/hll"
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/redishll"
 	"github.com/probly/probly/internal/strval"
 )
 
@@ -96,9 +96,9 @@ func Register(t *command.Table, cfg *config.Registry) {
 // hllError maps an hll error to its Redis reply.
 func hllError(err error) string {
 	switch {
-	case errors.Is(err, hll.ErrNotHLL):
+	case errors.Is(err, redishll.ErrNotHLL):
 		return errNotHLL
-	case errors.Is(err, hll.ErrNotSparse):
+	case errors.Is(err, redishll.ErrNotSparse):
 		return errNotSparse
 	default:
 		return errInvalidObj
@@ -134,7 +134,7 @@ func (h *handlers) pfadd(c *command.Ctx) {
 		case command.KeyWrongType:
 			return errWrongType
 		case command.KeyMissing:
-			out, _, _ := hll.RedisAdd(nil, elems, maxBytes) // a new HLL cannot be corrupt
+			out, _, _ := redishll.Add(nil, elems, maxBytes) // a new HLL cannot be corrupt
 			if !reserveBuf(c, key, nil, out) {
 				return command.ErrOOM
 			}
@@ -145,8 +145,8 @@ func (h *handlers) pfadd(c *command.Ctx) {
 			changed = true
 			return ""
 		}
-		if hll.RedisIsDense(s.B) {
-			out, ch, _ := hll.RedisAdd(s.B, elems, maxBytes) // in place; dense cannot fail
+		if redishll.IsDense(s.B) {
+			out, ch, _ := redishll.Add(s.B, elems, maxBytes) // in place; dense cannot fail
 			s.B = out
 			if ch {
 				changed = true
@@ -156,10 +156,10 @@ func (h *handlers) pfadd(c *command.Ctx) {
 			}
 			return ""
 		}
-		if err := hll.RedisValidate(s.B); err != nil {
+		if err := redishll.Validate(s.B); err != nil {
 			return errNotHLL
 		}
-		out, ch, err := hll.RedisAdd(s.B, elems, maxBytes) // a sparse s.B is not modified
+		out, ch, err := redishll.Add(s.B, elems, maxBytes) // a sparse s.B is not modified
 		if ch {
 			if !reserveBuf(c, key, s, out) {
 				return command.ErrOOM
@@ -205,10 +205,10 @@ func (h *handlers) pfcount(c *command.Ctx) {
 		case command.KeyWrongType:
 			status, done = errWrongType, true
 		default:
-			if hll.RedisValidate(s.B) != nil {
+			if redishll.Validate(s.B) != nil {
 				status, done = errNotHLL, true
 			} else {
-				n, done = hll.RedisCached(s.B)
+				n, done = redishll.Cached(s.B)
 			}
 		}
 	})
@@ -224,7 +224,7 @@ func (h *handlers) pfcount(c *command.Ctx) {
 			}
 			var upd []byte
 			var err error
-			n, upd, err = hll.RedisCount(s.B) // writes the cache in place
+			n, upd, err = redishll.Count(s.B) // writes the cache in place
 			if err != nil {
 				return hllError(err)
 			}
@@ -248,7 +248,7 @@ func (h *handlers) pfcount(c *command.Ctx) {
 // pfcountMany is PFCOUNT with several keys: the union's estimate; missing
 // keys are skipped; keys are checked in order; no cache is touched.
 func (h *handlers) pfcountMany(c *command.Ctx) {
-	var u hll.RedisUnion
+	var u redishll.Union
 	for _, key := range c.Args[1:] {
 		status := ""
 		c.Store.View(key, func(v keyspace.Value) {
@@ -272,7 +272,7 @@ func (h *handlers) pfcountMany(c *command.Ctx) {
 // PFMERGE destkey [sourcekey …]
 func (h *handlers) pfmerge(c *command.Ctx) {
 	dest := c.Args[1]
-	var u hll.RedisUnion
+	var u redishll.Union
 	// Check and merge every key in order, the destination first.
 	for _, key := range c.Args[1:] {
 		status := ""
@@ -367,7 +367,7 @@ func (h *handlers) pfdebug(c *command.Ctx) {
 		case command.KeyWrongType:
 			return errWrongType
 		}
-		if hll.RedisValidate(s.B) != nil {
+		if redishll.Validate(s.B) != nil {
 			return errNotHLL
 		}
 		switch kind {
@@ -375,10 +375,10 @@ func (h *handlers) pfdebug(c *command.Ctx) {
 			var dense []byte
 			var err error
 			if kind == "getreg" {
-				regs, dense, err = hll.RedisGetReg(s.B)
+				regs, dense, err = redishll.GetReg(s.B)
 			} else {
 				var conv bool
-				dense, conv, err = hll.RedisToDense(s.B)
+				dense, conv, err = redishll.ToDense(s.B)
 				if !conv {
 					dense = nil
 				} else {
@@ -399,11 +399,11 @@ func (h *handlers) pfdebug(c *command.Ctx) {
 			}
 		case "decode":
 			var err error
-			if text, err = hll.RedisDecode(s.B); err != nil {
+			if text, err = redishll.Decode(s.B); err != nil {
 				return hllError(err)
 			}
 		case "encoding":
-			simple, _ = hll.RedisEncoding(s.B)
+			simple, _ = redishll.Encoding(s.B)
 		default:
 			return "ERR Unknown PFDEBUG subcommand '" + string(cstr(sub)) + "'"
 		}
@@ -427,7 +427,7 @@ func (h *handlers) pfdebug(c *command.Ctx) {
 
 // PFSELFTEST
 func (h *handlers) pfselftest(c *command.Ctx) {
-	if msg := hll.RedisSelfTest(1000, selfTestElems, h.s.nextSeed()); msg != "" {
+	if msg := redishll.SelfTest(1000, selfTestElems, h.s.nextSeed()); msg != "" {
 		c.R.Error(msg)
 		return
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/probly/probly/internal/command/str"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/redishll"
 	"github.com/probly/probly/internal/strval"
 )
 
@@ -418,10 +419,10 @@ func TestConcurrentPFADD(t *testing.T) {
 	want, _ := hll.New(14)
 	for g := 0; g < 4; g++ {
 		for i := 0; i < 2000; i++ {
-			want.AddString("g" + strconv.Itoa(g) + "-" + strconv.Itoa(i))
+			want.Add([]byte("g" + strconv.Itoa(g) + "-" + strconv.Itoa(i)))
 		}
 	}
-	regs, _, err := hll.RedisGetReg(e.value("shared"))
+	regs, _, err := redishll.GetReg(e.value("shared"))
 	if err != nil || !bytes.Equal(regs, want.Registers()) {
 		t.Fatalf("registers differ: %v", err)
 	}

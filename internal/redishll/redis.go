@@ -1,8 +1,11 @@
-package hll
+package redishll
 
 import (
+	"math"
 	"strconv"
 	"strings"
+
+	"github.com/probly/probly/internal/hashing"
 )
 
 // Redis string operations. These work on the raw bytes of a Redis string
@@ -15,30 +18,37 @@ import (
 // Functions that modify a value may do so in place and return a slice
 // aliasing the input; callers that must keep the original pass a copy.
 
+// Seed is the MurmurHash64A seed Redis's HyperLogLog uses.
+const Seed = 0xadc83b19
+
+// Hash returns the 64-bit hash Redis's HyperLogLog computes for an element:
+// MurmurHash64A(elem, seed 0xadc83b19).
+func Hash(elem []byte) uint64 { return hashing.MurmurHash64A(elem, Seed) }
+
 // Redis HLL constants.
 const (
 	DefaultSparseMaxBytes = 3000  // Redis's hll-sparse-max-bytes default
-	RedisDenseSize        = 12304 // length of a dense Redis HLL string
-	RedisRegisters        = 16384 // registers of a Redis HLL (precision 14)
+	DenseSize             = 12304 // length of a dense Redis HLL string
+	Registers             = 16384 // registers of a Redis HLL (precision 14)
 )
 
-// RedisValidate reports whether b is a "valid HLL string" in Redis's sense
+// Validate reports whether b is a "valid HLL string" in Redis's sense
 // (isHLLObjectOrReply): at least 16 bytes, magic "HYLL", encoding 0 or 1,
 // and exactly 12304 bytes if dense. It does not look at a sparse body.
 // Error: ErrNotHLL.
-func RedisValidate(b []byte) error {
-	if !hasMagic(b) || b[4] > encSparse || (b[4] == encDense && len(b) != redisDenseSize) {
+func Validate(b []byte) error {
+	if !HasMagic(b) || b[4] > EncSparse || (b[4] == EncDense && len(b) != redisDenseSize) {
 		return ErrNotHLL
 	}
 	return nil
 }
 
-// RedisNew returns the string of a new, empty HLL (18 bytes, sparse, one
+// NewString returns the string of a new, empty HLL (18 bytes, sparse, one
 // XZERO:16384, cache valid 0) — what PFMERGE and PFADD create before they
 // invalidate the cache.
-func RedisNew() []byte { return newSparse(redisParams) }
+func NewString() []byte { return NewSparse(P14) }
 
-// RedisAdd is PFADD key elem…: it adds elems to the HLL string b (nil = the
+// Add is PFADD key elem…: it adds elems to the HLL string b (nil = the
 // key is missing: a new HLL is created, which counts as a change) and
 // returns the new string and whether it changed. When anything changed the
 // cache is marked invalid (byte 15 |= 0x80). sparseMaxBytes is
@@ -51,23 +61,23 @@ func RedisNew() []byte { return newSparse(redisParams) }
 // (a sparse body does not cover a register being set). On ErrCorrupt, as in
 // Redis, the elements before the failing one stay applied: out holds them
 // and changed says whether out must be stored.
-func RedisAdd(b []byte, elems [][]byte, sparseMaxBytes int) (out []byte, changed bool, err error) {
-	l := redisParams
+func Add(b []byte, elems [][]byte, sparseMaxBytes int) (out []byte, changed bool, err error) {
+	l := P14
 	if b == nil {
-		b, changed = newSparse(l), true
-	} else if err := RedisValidate(b); err != nil {
+		b, changed = NewSparse(l), true
+	} else if err := Validate(b); err != nil {
 		return b, false, err
-	} else if b[4] == encSparse {
-		b = withTerm(b, min(len(b), 300))
+	} else if b[4] == EncSparse {
+		b = WithTerm(b, min(len(b), 300))
 	}
 	for _, e := range elems {
 		h := Hash(e)
-		if b[4] == encDense {
-			changed = denseAdd(l, b, h) || changed
+		if b[4] == EncDense {
+			changed = DenseAdd(l, b, h) || changed
 			continue
 		}
-		index, count := patLen(l, h)
-		nb, ch, err := setRegister(l, b, index, count, sparseMaxBytes)
+		index, count := PatLen(l, h)
+		nb, ch, err := SetRegister(l, b, index, count, sparseMaxBytes)
 		if err != nil {
 			return b, changed, err
 		}
@@ -75,61 +85,61 @@ func RedisAdd(b []byte, elems [][]byte, sparseMaxBytes int) (out []byte, changed
 		changed = changed || ch
 	}
 	if changed {
-		invalidateCache(b)
+		InvalidateCache(b)
 	}
 	return b, changed, nil
 }
 
-// RedisCount is PFCOUNT key for one key. A valid cache is returned without
+// Count is PFCOUNT key for one key. A valid cache is returned without
 // looking at the body (as Redis does). Otherwise the estimate is computed
 // and written into the cache: updated is then the new string (it aliases
 // b, which is modified in place) and must be stored; updated is nil when
 // nothing was written. Errors: ErrNotHLL, ErrCorrupt (nothing changed).
-func RedisCount(b []byte) (n uint64, updated []byte, err error) {
-	if err := RedisValidate(b); err != nil {
+func Count(b []byte) (n uint64, updated []byte, err error) {
+	if err := Validate(b); err != nil {
 		return 0, nil, err
 	}
-	if cacheValid(b) {
-		return readCache(b), nil, nil
+	if CacheValid(b) {
+		return ReadCache(b), nil, nil
 	}
-	n, ok := countString(redisParams, b)
+	n, ok := CountString(P14, b)
 	if !ok {
 		return 0, nil, ErrCorrupt
 	}
-	writeCache(b, n)
+	WriteCache(b, n)
 	return n, b, nil
 }
 
-// RedisUnion accumulates the register-wise maximum of several HLL strings
+// Union accumulates the register-wise maximum of several HLL strings
 // (multi-key PFCOUNT, PFMERGE). The zero value is an empty union.
-type RedisUnion struct {
+type Union struct {
 	regs  [redisRegisters]uint8
 	dense bool
 }
 
 // Merge validates b (ErrNotHLL) and raises the union's registers to b's
 // (ErrCorrupt for a bad sparse body; the union may then hold part of b).
-func (u *RedisUnion) Merge(b []byte) error {
-	if err := RedisValidate(b); err != nil {
+func (u *Union) Merge(b []byte) error {
+	if err := Validate(b); err != nil {
 		return err
 	}
-	if b[4] == encDense {
+	if b[4] == EncDense {
 		u.dense = true
 	}
-	if !mergeInto(redisParams, b, u.regs[:]) {
+	if !MergeInto(P14, b, u.regs[:]) {
 		return ErrCorrupt
 	}
 	return nil
 }
 
 // AnyDense reports whether any merged string was dense.
-func (u *RedisUnion) AnyDense() bool { return u.dense }
+func (u *Union) AnyDense() bool { return u.dense }
 
 // Count estimates the union's cardinality.
-func (u *RedisUnion) Count() uint64 { return countRegisters(redisParams, u.regs[:]) }
+func (u *Union) Count() uint64 { return CountRegisters(P14, u.regs[:]) }
 
 // Registers returns the union's registers (a copy).
-func (u *RedisUnion) Registers() []uint8 { return append([]uint8(nil), u.regs[:]...) }
+func (u *Union) Registers() []uint8 { return append([]uint8(nil), u.regs[:]...) }
 
 // Store is PFMERGE's write step: it writes the union into dst (nil = a new
 // HLL is created), dense if any merged string was dense (or dst is),
@@ -138,25 +148,25 @@ func (u *RedisUnion) Registers() []uint8 { return append([]uint8(nil), u.regs[:]
 // into u (PFMERGE includes the destination). A dense dst is modified in
 // place; a sparse one is copied. Errors: ErrNotHLL, ErrCorrupt (dst
 // unchanged).
-func (u *RedisUnion) Store(dst []byte, sparseMaxBytes int) ([]byte, error) {
+func (u *Union) Store(dst []byte, sparseMaxBytes int) ([]byte, error) {
 	if dst == nil {
-		dst = newSparse(redisParams)
-	} else if err := RedisValidate(dst); err != nil {
+		dst = NewSparse(P14)
+	} else if err := Validate(dst); err != nil {
 		return nil, err
-	} else if dst[4] == encSparse {
-		if !walkSparse(dst[hdrSize:], redisRegisters, 0, nil) {
+	} else if dst[4] == EncSparse {
+		if !WalkSparse(dst[HdrSize:], redisRegisters, 0, nil) {
 			return nil, ErrCorrupt
 		}
-		dst = withTerm(dst, min(len(dst), 300))
+		dst = WithTerm(dst, min(len(dst), 300))
 	}
-	return writeRegisters(redisParams, dst, u.regs[:], u.dense, sparseMaxBytes)
+	return WriteRegisters(P14, dst, u.regs[:], u.dense, sparseMaxBytes)
 }
 
-// RedisCountMany is PFCOUNT key key…: the estimate of the union. nil
+// CountMany is PFCOUNT key key…: the estimate of the union. nil
 // entries are missing keys and are skipped. Strings are checked in order;
 // the first bad one gives ErrNotHLL or ErrCorrupt. No cache is touched.
-func RedisCountMany(bs [][]byte) (uint64, error) {
-	var u RedisUnion
+func CountMany(bs [][]byte) (uint64, error) {
+	var u Union
 	for _, b := range bs {
 		if b == nil {
 			continue
@@ -168,13 +178,13 @@ func RedisCountMany(bs [][]byte) (uint64, error) {
 	return u.Count(), nil
 }
 
-// RedisMerge is PFMERGE dst src…: dst (nil = missing) and every source
+// Merge is PFMERGE dst src…: dst (nil = missing) and every source
 // (nil = missing) are merged; the result is dense if any input is dense,
 // else sparse via the updater in index order; the cache is invalidated.
 // Errors, checked in order dst, srcs…: ErrNotHLL, ErrCorrupt. dst may be
 // modified in place.
-func RedisMerge(dst []byte, srcs [][]byte, sparseMaxBytes int) ([]byte, error) {
-	var u RedisUnion
+func Merge(dst []byte, srcs [][]byte, sparseMaxBytes int) ([]byte, error) {
+	var u Union
 	if dst != nil {
 		if err := u.Merge(dst); err != nil {
 			return nil, err
@@ -191,37 +201,37 @@ func RedisMerge(dst []byte, srcs [][]byte, sparseMaxBytes int) ([]byte, error) {
 	return u.Store(dst, sparseMaxBytes)
 }
 
-// RedisToDense is PFDEBUG TODENSE: a sparse string is converted to dense
+// ToDense is PFDEBUG TODENSE: a sparse string is converted to dense
 // (converted = true; out is a new 12304-byte string with the same header
 // bytes and the dense encoding); a dense string is returned as is.
 // Errors: ErrNotHLL, ErrCorrupt.
-func RedisToDense(b []byte) (out []byte, converted bool, err error) {
-	if err := RedisValidate(b); err != nil {
+func ToDense(b []byte) (out []byte, converted bool, err error) {
+	if err := Validate(b); err != nil {
 		return nil, false, err
 	}
-	if b[4] == encDense {
+	if b[4] == EncDense {
 		return b, false, nil
 	}
-	d, err := toDense(redisParams, b, 0)
+	d, err := ToDenseAt(P14, b, 0)
 	if err != nil {
 		return nil, false, err
 	}
 	return d, true, nil
 }
 
-// RedisGetReg is PFDEBUG GETREG: the 16384 register values. A sparse
+// GetReg is PFDEBUG GETREG: the 16384 register values. A sparse
 // string is converted to dense as a side effect: denseBytes is then the new
 // string to store (nil if b was already dense). Errors: ErrNotHLL,
 // ErrCorrupt.
-func RedisGetReg(b []byte) (regs []uint8, denseBytes []byte, err error) {
-	d, converted, err := RedisToDense(b)
+func GetReg(b []byte) (regs []uint8, denseBytes []byte, err error) {
+	d, converted, err := ToDense(b)
 	if err != nil {
 		return nil, nil, err
 	}
 	regs = make([]uint8, redisRegisters)
-	r := d[hdrSize:]
+	r := d[HdrSize:]
 	for i := range regs {
-		regs[i] = getReg(r, i)
+		regs[i] = Reg(r, i)
 	}
 	if converted {
 		denseBytes = d
@@ -229,29 +239,29 @@ func RedisGetReg(b []byte) (regs []uint8, denseBytes []byte, err error) {
 	return regs, denseBytes, nil
 }
 
-// RedisEncoding is PFDEBUG ENCODING: "sparse" or "dense". Error: ErrNotHLL.
-func RedisEncoding(b []byte) (string, error) {
-	if err := RedisValidate(b); err != nil {
+// Encoding is PFDEBUG ENCODING: "sparse" or "dense". Error: ErrNotHLL.
+func Encoding(b []byte) (string, error) {
+	if err := Validate(b); err != nil {
 		return "", err
 	}
-	if b[4] == encSparse {
+	if b[4] == EncSparse {
 		return "sparse", nil
 	}
 	return "dense", nil
 }
 
-// RedisDecode is PFDEBUG DECODE: the sparse opcodes as text, space
+// Decode is PFDEBUG DECODE: the sparse opcodes as text, space
 // separated: "Z:n" (XZERO), "z:n" (ZERO), "v:value,run" (VAL). Like Redis it
 // prints whatever opcodes are there without checking the register count.
 // Errors: ErrNotHLL, ErrNotSparse.
-func RedisDecode(b []byte) (string, error) {
-	if err := RedisValidate(b); err != nil {
+func Decode(b []byte) (string, error) {
+	if err := Validate(b); err != nil {
 		return "", err
 	}
-	if b[4] != encSparse {
+	if b[4] != EncSparse {
 		return "", ErrNotSparse
 	}
-	body := b[hdrSize:]
+	body := b[HdrSize:]
 	var sb strings.Builder
 	sb.Grow(len(body) * 5)
 	var num [20]byte
@@ -265,7 +275,7 @@ func RedisDecode(b []byte) (string, error) {
 			sb.WriteString("z:")
 			sb.Write(strconv.AppendInt(num[:0], int64(zeroLen(op)), 10))
 			p++
-		case isXZero(op):
+		case IsXZero(op):
 			sb.WriteString("Z:")
 			sb.Write(strconv.AppendInt(num[:0], int64(xzeroLen(body, p, 0)), 10))
 			p += 2
@@ -280,13 +290,13 @@ func RedisDecode(b []byte) (string, error) {
 	return sb.String(), nil
 }
 
-// RedisSelfTest runs PFSELFTEST's register-access test (set and read back
+// SelfTest runs PFSELFTEST's register-access test (set and read back
 // random 6-bit values in a dense array) and an estimate check of dense vs
 // sparse on n elements (0 = skip); it returns a Redis "TESTFAILED …" message
 // or "".
-func RedisSelfTest(cycles, n int, seed uint64) string {
-	l := redisParams
-	regs := make([]byte, redisDenseSize-hdrSize+1)
+func SelfTest(cycles, n int, seed uint64) string {
+	l := P14
+	regs := make([]byte, redisDenseSize-HdrSize+1)
 	want := make([]uint8, redisRegisters)
 	x := seed | 1
 	rnd := func() uint64 { // xorshift64*
@@ -297,12 +307,12 @@ func RedisSelfTest(cycles, n int, seed uint64) string {
 	}
 	for c := 0; c < cycles; c++ {
 		for i := range want {
-			v := uint8(rnd() & regMax)
+			v := uint8(rnd() & RegMax)
 			want[i] = v
-			setReg(regs, i, v)
+			PutReg(regs, i, v)
 		}
 		for i, v := range want {
-			if got := getReg(regs, i); got != v {
+			if got := Reg(regs, i); got != v {
 				return "TESTFAILED Register " + strconv.Itoa(i) + " should be " + strconv.Itoa(int(v)) + " but is " + strconv.Itoa(int(got))
 			}
 		}
@@ -310,10 +320,22 @@ func RedisSelfTest(cycles, n int, seed uint64) string {
 	if n <= 0 {
 		return ""
 	}
-	dense, _ := New(redisP)
-	dense.SetSparseMaxBytes(0)
-	sparse, _ := New(redisP)
-	relerr := StandardError(redisP)
+	// One string promoted to dense on its first change (a sparse limit of
+	// 0), one that stays sparse up to Redis's default limit.
+	dense, sparse := NewSparse(l), NewSparse(l)
+	add := func(b []byte, h uint64, maxBytes int) []byte {
+		if b[4] == EncDense {
+			DenseAdd(l, b, h)
+			return b
+		}
+		index, count := PatLen(l, h)
+		nb, _, err := SetRegister(l, b, index, count, maxBytes)
+		if err != nil {
+			panic("redishll: self-test string corrupted: " + err.Error())
+		}
+		return nb
+	}
+	relerr := 1.04 / math.Sqrt(float64(l.M))
 	checkpoint := 1
 	var ele [8]byte
 	for j := 1; j <= n; j++ {
@@ -321,16 +343,17 @@ func RedisSelfTest(cycles, n int, seed uint64) string {
 		for k := range ele {
 			ele[k] = byte(v >> (8 * k))
 		}
-		dense.Add(ele[:])
-		sparse.Add(ele[:])
+		h := Hash(ele[:])
+		dense = add(dense, h, 0)
+		sparse = add(sparse, h, l.SparseMax)
 		if j != checkpoint {
 			continue
 		}
-		if j < redisSparseMax/2 && sparse.b[4] != encSparse {
+		if j < redisSparseMax/2 && sparse[4] != EncSparse {
 			return "TESTFAILED sparse encoding not used"
 		}
-		dc, _ := countString(l, dense.b)
-		sc, _ := countString(l, sparse.b)
+		dc, _ := CountString(l, dense)
+		sc, _ := CountString(l, sparse)
 		if dc != sc {
 			return "TESTFAILED dense/sparse disagree"
 		}
@@ -350,16 +373,16 @@ func RedisSelfTest(cycles, n int, seed uint64) string {
 	return ""
 }
 
-// RedisCached returns the cached cardinality of a valid HLL string whose
+// Cached returns the cached cardinality of a valid HLL string whose
 // cache is valid, without looking at the body and without writing (for a
 // reader holding only a shared lock). ok is false for anything else.
-func RedisCached(b []byte) (n uint64, ok bool) {
-	if RedisValidate(b) != nil || !cacheValid(b) {
+func Cached(b []byte) (n uint64, ok bool) {
+	if Validate(b) != nil || !CacheValid(b) {
 		return 0, false
 	}
-	return readCache(b), true
+	return ReadCache(b), true
 }
 
-// RedisIsDense reports whether b is a valid dense HLL string. PFADD on a
+// IsDense reports whether b is a valid dense HLL string. PFADD on a
 // dense string does not depend on hll-sparse-max-bytes.
-func RedisIsDense(b []byte) bool { return RedisValidate(b) == nil && b[4] == encDense }
+func IsDense(b []byte) bool { return Validate(b) == nil && b[4] == EncDense }
