@@ -121,7 +121,10 @@ func TestMemoryUsageMatchesHeap(t *testing.T) {
 		mu := c.MemoryUsage()
 		per := grew / copies
 		t.Logf("%s: %d links, MemoryUsage %d, live heap %d (%.2f×)", name, c.NumFilters(), mu, per, float64(mu)/float64(per))
-		if mu < per || float64(mu) > 1.5*float64(per)+4096 {
+		// 4 KiB of slack below: the heap growth also holds unrelated
+		// allocations of the runtime and of tests running in parallel
+		// (seen: 1,178 bytes per copy over a 1.45 MB filter).
+		if mu+4096 < per || float64(mu) > 1.5*float64(per)+4096 {
 			t.Errorf("%s: MemoryUsage %d, live heap %d", name, mu, per)
 		}
 	}

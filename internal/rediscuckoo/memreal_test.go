@@ -180,7 +180,8 @@ func TestMemoryUsageMatchesHeap(t *testing.T) {
 		per := (after.HeapAlloc - before.HeapAlloc) / uint64(copies)
 		mu := fs[0].MemoryUsage()
 		t.Logf("%s: %d sub-filters, MemoryUsage %d, live heap %d (%.2f×)", name, fs[0].NumFilters(), mu, per, float64(mu)/float64(per))
-		if mu < per || float64(mu) > 2*float64(per)+4096 {
+		if mu+4096 < per || // 4 KiB of slack: unrelated allocations in the heap growth
+			float64(mu) > 2*float64(per)+4096 {
 			t.Errorf("%s: MemoryUsage %d, live heap %d", name, mu, per)
 		}
 	}
