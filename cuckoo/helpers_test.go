@@ -51,23 +51,3 @@ func mustConfig(t testing.TB, c Config) *Filter {
 	}
 	return f
 }
-
-// occupied returns the fingerprints stored in sub-filter i, bucket b.
-func occupied(f *Filter, i int, b uint64) []uint64 {
-	var out []uint64
-	bs := uint64(f.bucketSize)
-	if f.c8 != nil {
-		for _, x := range f.c8.subs[i].data[b*bs : b*bs+bs] {
-			if x != 0 {
-				out = append(out, uint64(x))
-			}
-		}
-		return out
-	}
-	for _, x := range f.c16.subs[i].data[b*bs : b*bs+bs] {
-		if x != 0 {
-			out = append(out, uint64(x))
-		}
-	}
-	return out
-}

@@ -243,11 +243,3 @@ func (c *core[T]) equal(d *core[T]) bool {
 	}
 	return true
 }
-
-func (c *core[T]) used() uint64 {
-	n := uint64(0)
-	for i := range c.subs {
-		n += c.subs[i].used
-	}
-	return n
-}

@@ -625,13 +625,20 @@ func (s *Server) ResetStats() {
 
 var _ command.Server = (*Server)(nil)
 
+// errSaveRunning is Redis's reply text for SAVE/BGSAVE during a snapshot;
+// the server sends an error's text as the reply, so it keeps Redis's
+// capital letter.
+//
+//lint:ignore ST1005 the text is Redis's reply, sent as is
+var errSaveRunning = errors.New(errBGSaveRunning)
+
 // Save writes a snapshot synchronously.
 func (s *Server) Save() error {
 	if s.persist == nil {
 		return errors.New("persistence is disabled")
 	}
 	if s.persist.InProgress() {
-		return errors.New(errBGSaveRunning)
+		return errSaveRunning
 	}
 	return s.busy(s.persist.Snapshot(s.store))
 }
@@ -641,7 +648,7 @@ func (s *Server) Save() error {
 // Redis's reply for a running background save.
 func (s *Server) busy(err error) error {
 	if err != nil && s.persist.InProgress() {
-		return errors.New(errBGSaveRunning)
+		return errSaveRunning
 	}
 	return err
 }
@@ -652,7 +659,7 @@ func (s *Server) BGSave() error {
 		return errors.New("persistence is disabled")
 	}
 	if s.persist.InProgress() {
-		return errors.New(errBGSaveRunning)
+		return errSaveRunning
 	}
 	return s.busy(s.persist.BGSnapshot(s.store))
 }

@@ -99,7 +99,7 @@ func TestMaxMemoryReserveGrowth(t *testing.T) {
 	i, item = grows("g", i+1)
 	e.checkReserve(t, ":1\r\n", "CF.ADDNX", "g", item)
 	_ = sim.Insert([]byte(item))
-	i, item = grows("g", i+1)
+	_, item = grows("g", i+1)
 	got, asked := e.runReserve(false, 0, "CF.INSERT", "g", "ITEMS", item, item)
 	if want := "*2\r\n" + oomReply + oomReply; got != want || asked == 0 {
 		t.Fatalf("CF.INSERT under a full maxmemory = %q (asked %d), want %q", got, asked, want)

@@ -369,8 +369,7 @@ func get(o []kv, k string) (any, bool) {
 }
 
 func toJSON(v any) string {
-	var conv func(any) any
-	conv = func(v any) any {
+	conv := func(v any) any {
 		switch x := v.(type) {
 		case []kv:
 			var parts []string

@@ -30,11 +30,6 @@ func elem(rng *rand.Rand, prefix string, i int) []byte {
 	}
 }
 
-func pfadd(key string, elems ...[]byte) [][]byte {
-	args := cmd("PFADD", key)
-	return append(args, elems...)
-}
-
 // TestDifferentialSparse adds elements one (sometimes a few) at a time
 // under many hll-sparse-max-bytes settings, comparing PFADD/PFCOUNT
 // replies and the GET bytes after every step while the HLL is sparse (and
