@@ -53,7 +53,7 @@ func TestVersionOfBuiltBinary(t *testing.T) {
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go tool in PATH")
+		t.Skip("no go command on PATH")
 	}
 	bin := filepath.Join(t.TempDir(), "probly")
 	build := exec.Command(goTool, "build", "-buildvcs=auto", "-o", bin, "github.com/probly/probly/cmd/probly")
