@@ -432,7 +432,7 @@ func (s *Scalable) ReadFrom(r io.Reader) (int64, error) {
 	}
 	filters := make([]*Filter, 0, min(count, 64))
 	var size uint64
-	for i := 0; i < int(count); i++ {
+	for i := uint32(0); i < count; i++ {
 		f, n, err := classicFrame.read(r)
 		total += n
 		if err == io.EOF {
@@ -441,7 +441,7 @@ func (s *Scalable) ReadFrom(r io.Reader) (int64, error) {
 		if err != nil {
 			return total, fmt.Errorf("bloom: scalable sub-filter %d: %w", i, err)
 		}
-		if err := checkLink(&cfg, f, i, &size); err != nil {
+		if err := checkLink(&cfg, f, int(i), &size); err != nil {
 			return total, err
 		}
 		filters = append(filters, f)
