@@ -132,7 +132,7 @@ func BenchmarkClassicTestMany(b *testing.B) {
 			for i := range g {
 				h1[i], h2[i] = rng.next(), rng.next()
 			}
-			f.AddHashManyExclusive(h1[:g], h2[:g])
+			f.addHashManyExclusive(h1[:g], h2[:g])
 			left -= g
 		}
 		f.AddMany(probes[:nProbes/2]) // half the probes are members

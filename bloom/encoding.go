@@ -78,7 +78,7 @@ func (f *Filter) appendHeader(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, 0) // flags
 	b = binary.LittleEndian.AppendUint64(b, f.seed)
 	b = binary.LittleEndian.AppendUint64(b, f.m)
-	b = binary.LittleEndian.AppendUint64(b, f.N())
+	b = binary.LittleEndian.AppendUint64(b, f.items())
 	b = binary.LittleEndian.AppendUint64(b, f.capacity)
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.targetP))
 	b = binary.LittleEndian.AppendUint32(b, 0) // reserved
@@ -132,7 +132,7 @@ func (h filterHeader) filter(bits []uint64) *Filter {
 
 // EncodedSize returns the length in bytes of f's encoding: 68 + 8·⌈m/64⌉.
 func (f *Filter) EncodedSize() uint64 {
-	return filterHeaderLen + f.SizeBytes() + filterTrailerLen
+	return filterHeaderLen + f.sizeBytes() + filterTrailerLen
 }
 
 // AppendBinary appends f's encoding (docs/FORMATS.md, "Bloom filter
@@ -232,7 +232,7 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 
 func (f *Filter) replace(g *Filter) {
 	f.bits, f.m, f.k, f.hashID, f.seed, f.capacity, f.targetP = g.bits, g.m, g.k, g.hashID, g.seed, g.capacity, g.targetP
-	f.n.Store(g.N())
+	f.n.Store(g.items())
 }
 
 // ReadFrom replaces f with one filter read from r (io.ReaderFrom), reading
@@ -386,17 +386,17 @@ func checkLink(cfg *ScalableConfig, f *Filter, i int, total *uint64) error {
 	if f.capacity == 0 || f.targetP == 0 {
 		return fmt.Errorf("%w: sub-filter %d has no capacity or error rate", ErrFormat, i)
 	}
-	*total += f.SizeBytes() // cannot overflow: bounded by input length or MaxBits·count
+	*total += f.sizeBytes() // cannot overflow: bounded by input length or MaxBits·count
 	if cfg.MaxBytes != 0 && *total > cfg.MaxBytes {
 		return fmt.Errorf("%w: sub-filters total %d bytes, over the encoded limit of %d", ErrFormat, *total, cfg.MaxBytes)
 	}
 	return nil
 }
 
-func newLinks(filters []*Filter) []Link {
-	links := make([]Link, len(filters))
+func newLinks(filters []*Filter) []link {
+	links := make([]link, len(filters))
 	for i, f := range filters {
-		links[i] = Link{Filter: f, Capacity: f.capacity, ErrorRate: f.targetP}
+		links[i] = link{Filter: f, Capacity: f.capacity, ErrorRate: f.targetP}
 	}
 	return links
 }
@@ -447,7 +447,7 @@ func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 // with the bytes that follow. Validation and errors are as for Decode, for
 // the header and every sub-filter; a link count that data cannot back gives
 // io.ErrUnexpectedEOF before any allocation. The result has Sizing nil
-// (ChainSizing); call SetSizing to restore a custom one.
+// (chainSizingFn); call SetSizing to restore a custom one.
 func DecodeScalable(data []byte) (s *Scalable, rest []byte, err error) {
 	cfg, count, err := parseScalableHeader(data)
 	if err != nil {
@@ -473,15 +473,15 @@ func DecodeScalable(data []byte) (s *Scalable, rest []byte, err error) {
 }
 
 // SetSizing replaces the Sizing used for future sub-filters (it is not
-// encoded, so a decoded Scalable starts with ChainSizing); nil selects
-// ChainSizing. Not safe for concurrent use.
-func (s *Scalable) SetSizing(fn Sizing) { s.cfg.Sizing = fn }
+// encoded, so a decoded Scalable starts with chainSizingFn); nil selects
+// chainSizingFn. Not safe for concurrent use.
+func (s *Scalable) setSizing(fn Sizing) { s.cfg.Sizing = fn }
 
 // SetMaxBytes replaces the limit on the total bitset bytes that future
 // growth must respect (0 = no limit). Existing sub-filters are kept even if
 // they already exceed it; only growth is refused (ErrTooLarge). Not safe
 // for concurrent use.
-func (s *Scalable) SetMaxBytes(n uint64) { s.cfg.MaxBytes = n }
+func (s *Scalable) setMaxBytes(n uint64) { s.cfg.MaxBytes = n }
 
 // UnmarshalBinary replaces s with the Scalable encoded in data
 // (encoding.BinaryUnmarshaler); data must hold exactly one encoding. s keeps

@@ -250,7 +250,7 @@ func (s *SBBF) appendHeader(b []byte) []byte {
 	b = le.AppendUint32(b, 0) // flags
 	b = le.AppendUint64(b, s.seed)
 	b = le.AppendUint64(b, s.blocks)
-	b = le.AppendUint64(b, s.N())
+	b = le.AppendUint64(b, s.items())
 	b = le.AppendUint64(b, s.capacity)
 	b = le.AppendUint64(b, math.Float64bits(s.targetP))
 	b = le.AppendUint32(b, 0) // reserved
@@ -289,8 +289,8 @@ func parseSBBFHeader(hdr []byte) (*SBBF, error) {
 	return s, nil
 }
 
-// EncodedSize returns the length of s's encoding: 68 + 32·Blocks().
-func (s *SBBF) EncodedSize() uint64 { return sbbfHeaderLen + s.SizeBytes() + 4 }
+// EncodedSize returns the length of s's encoding: 68 + 32·numBlocks().
+func (s *SBBF) EncodedSize() uint64 { return sbbfHeaderLen + s.sizeBytes() + 4 }
 
 // AppendBinary appends s's encoding (docs/FORMATS.md, "Split-block Bloom
 // filter"; its body is the raw Parquet bitset) to b. It never fails. Safe
@@ -327,7 +327,7 @@ func DecodeSBBF(data []byte) (*SBBF, []byte, error) {
 
 func (s *SBBF) replace(g *SBBF) {
 	s.bits, s.blocks, s.seed, s.capacity, s.targetP = g.bits, g.blocks, g.seed, g.capacity, g.targetP
-	s.n.Store(g.N())
+	s.n.Store(g.items())
 }
 
 // UnmarshalBinary replaces s with the SBBF encoded in data, which must hold
@@ -439,7 +439,7 @@ func (c *Counting) checkPadding() error {
 }
 
 // EncodedSize returns the length of c's encoding: 68 + 8·⌈m/16⌉.
-func (c *Counting) EncodedSize() uint64 { return countingHeaderLen + c.SizeBytes() + 4 }
+func (c *Counting) EncodedSize() uint64 { return countingHeaderLen + c.sizeBytes() + 4 }
 
 // AppendBinary appends c's encoding (docs/FORMATS.md, "Counting Bloom
 // filter") to b. It never fails.
@@ -593,7 +593,7 @@ func (s *Stable) checkPadding() error {
 }
 
 // EncodedSize returns the length of s's encoding: 84 + 8·⌈m/⌊64/d⌋⌉.
-func (s *Stable) EncodedSize() uint64 { return stableHeaderLen + s.SizeBytes() + 4 }
+func (s *Stable) EncodedSize() uint64 { return stableHeaderLen + s.sizeBytes() + 4 }
 
 // AppendBinary appends s's encoding (docs/FORMATS.md, "Stable Bloom
 // filter", including the random state) to b. It never fails.
