@@ -385,7 +385,7 @@ var famImpls = []famImpl{
 		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return uint64(f.Capacity()) * 4 / 8 }
 	}},
 	{name: "probly-scalable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
-		f := must(bloom.NewScalable(bloom.ScalableConfig{Capacity: scaleHint, ErrorRate: fpRate, Growth: 2, Tightening: 0.8}))
+		f := must(bloom.NewScalableWithConfig(bloom.ScalableConfig{Capacity: scaleHint, ErrorRate: fpRate, Growth: 2, Tightening: 0.8}))
 		return func(k []byte) { must(f.Add(k)) }, f.Test, func() uint64 { return f.Stats().Bytes }
 	}},
 	{name: "boom-scalable", new: func() (func([]byte), func([]byte) bool, func() uint64) {

@@ -189,12 +189,12 @@ func encodings(t testing.TB) (classic, scalable [][]byte) {
 		b, _ := s.MarshalBinary()
 		scalable = append(scalable, b)
 	}
-	s, _ := NewScalable(ScalableConfig{Capacity: 2, ErrorRate: 0.1, Growth: 2})
+	s, _ := NewScalableWithConfig(ScalableConfig{Capacity: 2, ErrorRate: 0.1, Growth: 2})
 	for _, k := range vectorKeys {
 		_, _ = s.addString(k)
 	}
 	addS(s)
-	s2, _ := NewScalable(ScalableConfig{Capacity: 5, ErrorRate: 0.2, MaxBytes: 1000, HashSeed: 3})
+	s2, _ := NewScalableWithConfig(ScalableConfig{Capacity: 5, ErrorRate: 0.2, MaxBytes: 1000, HashSeed: 3})
 	_, _ = s2.addString("x")
 	addS(s2)
 	return classic, scalable

@@ -614,7 +614,7 @@ func TestConcurrentAddTest(t *testing.T) {
 
 func TestZeroAllocations(t *testing.T) {
 	f := mustNew(t, 1000, 0.01)
-	s, err := NewScalable(ScalableConfig{Capacity: 1 << 20, ErrorRate: 0.01, Growth: 2})
+	s, err := NewScalableWithConfig(ScalableConfig{Capacity: 1 << 20, ErrorRate: 0.01, Growth: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,9 +38,11 @@ type ScalableConfig struct {
 	ErrorRate float64
 
 	// Growth multiplies the capacity of each new sub-filter: sub-filter i
-	// holds Capacity·Growth^i items. 0 means non-scaling: one sub-filter at
-	// exactly ErrorRate (no tightening); an Add beyond its capacity returns
-	// ErrFull. Growth 1 adds sub-filters of equal capacity.
+	// holds Capacity·Growth^i items. 0 means DefaultGrowth (2): a
+	// Scalable grows by default. NoGrowth makes it non-scaling: one
+	// sub-filter at exactly ErrorRate (no tightening), and an Add beyond
+	// its capacity returns ErrFull. Growth 1 adds sub-filters of equal
+	// capacity.
 	Growth uint64
 
 	// Tightening is the ratio r in (0, 1) between the error rates of
@@ -79,8 +81,23 @@ type ScalableConfig struct {
 	HashSeed uint64
 }
 
-// withDefaults validates cfg and fills in its defaults.
-func (cfg ScalableConfig) withDefaults() (ScalableConfig, error) { return cfg.validate(true) }
+// DefaultGrowth is the growth factor used when ScalableConfig.Growth is 0.
+const DefaultGrowth = 2
+
+// NoGrowth, as ScalableConfig.Growth, makes a non-scaling Scalable.
+const NoGrowth = ^uint64(0)
+
+// withDefaults validates cfg and fills in its defaults. Inside a Scalable
+// (and in its encoding) Growth 0 means non-scaling.
+func (cfg ScalableConfig) withDefaults() (ScalableConfig, error) {
+	switch cfg.Growth {
+	case 0:
+		cfg.Growth = DefaultGrowth
+	case NoGrowth:
+		cfg.Growth = 0
+	}
+	return cfg.validate(true)
+}
 
 // validate is withDefaults; checkFloor enables the rule MinErrorRate <
 // ErrorRate for an explicit floor, which the decoder does not apply (an
@@ -157,11 +174,23 @@ type Scalable struct {
 	bytes uint64 // Σ links' SizeBytes
 }
 
-// NewScalable returns a Scalable with one empty sub-filter of cfg.Capacity
-// items. Errors: ErrInvalidParameter for a configuration out of range (see
+// NewScalable returns a growing Scalable whose first sub-filter holds n
+// items and whose compound false-positive rate stays at most p: it is
+// NewScalableWithConfig(ScalableConfig{Capacity: n, ErrorRate: p}), so
+// growth 2 and tightening 0.5 (sub-filter i holds n·2^i items at rate
+// p·0.5^(i+1)). Errors: ErrInvalidParameter for n = 0 or p ∉ (0, 1)
+// (NaN and ±Inf included), ErrTooLarge if the first sub-filter exceeds
+// MaxBits.
+func NewScalable(n uint64, p float64) (*Scalable, error) {
+	return NewScalableWithConfig(ScalableConfig{Capacity: n, ErrorRate: p})
+}
+
+// NewScalableWithConfig returns a Scalable with one empty sub-filter of
+// cfg.Capacity items; it grows unless cfg.Growth is NoGrowth. Errors:
+// ErrInvalidParameter for a configuration out of range (see
 // ScalableConfig), the Sizing's errors, and ErrTooLarge if the first
 // sub-filter exceeds MaxBits or MaxBytes.
-func NewScalable(cfg ScalableConfig) (*Scalable, error) {
+func NewScalableWithConfig(cfg ScalableConfig) (*Scalable, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err

@@ -39,11 +39,11 @@ func refAddHash(s *Scalable, h1, h2 uint64) (bool, error) {
 func TestAddHashMatchesReference(t *testing.T) {
 	for _, growth := range []uint64{0, 2} {
 		cfg := ScalableConfig{Capacity: 50, ErrorRate: 0.05, Growth: growth}
-		a, err := NewScalable(cfg)
+		a, err := NewScalableWithConfig(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := NewScalable(cfg)
+		b, _ := NewScalableWithConfig(cfg)
 		r := rand.New(rand.NewPCG(9, growth))
 		for i := range 20_000 {
 			h1, h2 := r.Uint64N(3000), r.Uint64N(3000)

@@ -1,14 +1,16 @@
 package bloom
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 )
 
 func mustScalable(t testing.TB, cfg ScalableConfig) *Scalable {
 	t.Helper()
-	s, err := NewScalable(cfg)
+	s, err := NewScalableWithConfig(cfg)
 	if err != nil {
 		t.Fatalf("NewScalable(%+v): %v", cfg, err)
 	}
@@ -96,7 +98,7 @@ func TestScalableAddSemantics(t *testing.T) {
 		}
 	}
 	// A full collision in the last link returns false and does not count.
-	s2, _ := NewScalable(ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: 2})
+	s2, _ := NewScalableWithConfig(ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: 2})
 	last := s2.linkList()[0].Filter
 	last.AddHash(7, 0) // k identical positions
 	if added, err := s2.AddHash(7+last.numBits(), last.numBits()); added || err != nil || s2.items() != 1 {
@@ -105,7 +107,7 @@ func TestScalableAddSemantics(t *testing.T) {
 }
 
 func TestScalableNonScalingFull(t *testing.T) {
-	s := mustScalable(t, ScalableConfig{Capacity: 10, ErrorRate: 0.01})
+	s := mustScalable(t, ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: NoGrowth})
 	if l := s.linkList()[0]; l.ErrorRate != 0.01 {
 		t.Fatalf("non-scaling error rate %v, want exactly 0.01 (no tightening)", l.ErrorRate)
 	}
@@ -131,7 +133,7 @@ func TestScalableNonScalingFull(t *testing.T) {
 
 func TestScalableMaxBytes(t *testing.T) {
 	first := mustScalable(t, ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2}).sizeBytes()
-	if _, err := NewScalable(ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2, MaxBytes: first - 1}); !errors.Is(err, ErrTooLarge) {
+	if _, err := NewScalableWithConfig(ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2, MaxBytes: first - 1}); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("first link over MaxBytes: %v", err)
 	}
 	s := mustScalable(t, ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2, MaxBytes: first * 2})
@@ -177,14 +179,14 @@ func TestScalableConfigValidation(t *testing.T) {
 	} {
 		cfg := good
 		mut(&cfg)
-		if s, err := NewScalable(cfg); !errors.Is(err, ErrInvalidParameter) || s != nil {
+		if s, err := NewScalableWithConfig(cfg); !errors.Is(err, ErrInvalidParameter) || s != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 		if _, err := restoreScalable(cfg, mustScalable(t, good).linkList()); !errors.Is(err, ErrInvalidParameter) {
 			t.Errorf("Restore %s: %v", name, err)
 		}
 	}
-	if _, err := NewScalable(ScalableConfig{Capacity: 1 << 62, ErrorRate: 0.01, Growth: 2}); !errors.Is(err, ErrTooLarge) {
+	if _, err := NewScalableWithConfig(ScalableConfig{Capacity: 1 << 62, ErrorRate: 0.01, Growth: 2}); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("huge capacity: %v", err)
 	}
 }
@@ -407,5 +409,58 @@ func TestDoubleHashingSmallM(t *testing.T) {
 	t.Logf("m=1103 k=8 n=100: mean measured %.6f, mean fill^k %.6f, ratio %.3f", meas/R, cond/R, ratio)
 	if ratio < 0.97 || ratio > 1.15 {
 		t.Errorf("measured/conditional FPR ratio %.3f outside [0.97, 1.15]", ratio)
+	}
+}
+
+// Issue 14: a Scalable grows by default. The configuration of the trap
+// (Capacity and ErrorRate only, which used to make a non-scaling filter
+// that was full after ~1,000 adds) and NewScalable(n, p) both grow; only
+// NoGrowth makes a non-scaling filter, and it is encoded as before (growth
+// 0 in the header), so files written by earlier versions decode with the
+// same meaning.
+func TestScalableGrowsByDefault(t *testing.T) {
+	viaConfig, err := NewScalableWithConfig(ScalableConfig{Capacity: 1000, ErrorRate: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaNP, err := NewScalable(1000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Scalable{viaConfig, viaNP} {
+		for i := range 5000 {
+			if _, err := s.Add(fmt.Appendf(nil, "key-%d", i)); err != nil {
+				t.Fatalf("add %d: %v", i, err)
+			}
+		}
+		st := s.Stats()
+		if s.numLinks() < 2 || st.Capacity < 5000 || st.N < 4900 {
+			t.Fatalf("did not grow: %d sub-filters, capacity %d, N %d", s.numLinks(), st.Capacity, st.N)
+		}
+		if got := s.config().Growth; got != DefaultGrowth {
+			t.Fatalf("growth %d, want %d", got, DefaultGrowth)
+		}
+	}
+	fixed, err := NewScalableWithConfig(ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: NoGrowth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full error
+	for i := 0; i < 1000 && full == nil; i++ {
+		_, full = fixed.Add(fmt.Appendf(nil, "key-%d", i))
+	}
+	if !errors.Is(full, ErrFull) || fixed.numLinks() != 1 {
+		t.Fatalf("NoGrowth: err %v after filling, %d sub-filters", full, fixed.numLinks())
+	}
+	enc, err := fixed.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := binary.LittleEndian.Uint64(enc[32:]); g != 0 {
+		t.Fatalf("NoGrowth encoded as growth %d, want 0", g)
+	}
+	back, _, err := DecodeScalable(enc)
+	if err != nil || back.config().Growth != 0 {
+		t.Fatalf("decode: %v, growth %d", err, back.config().Growth)
 	}
 }

@@ -114,7 +114,7 @@ func TestZeroValues(t *testing.T) {
 		}
 	})
 	t.Run("Scalable", func(t *testing.T) {
-		ok, _ := NewScalable(ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2})
+		ok, _ := NewScalableWithConfig(ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2})
 		for name, c := range map[string]func(s *Scalable){
 			"Add": func(s *Scalable) { _, _ = s.Add(key) }, "AddString": func(s *Scalable) { _, _ = s.addString("k") },
 			"AddHash": func(s *Scalable) { _, _ = s.AddHash(1, 2) }, "Test": func(s *Scalable) { s.Test(key) },
@@ -172,7 +172,7 @@ func TestZeroValues(t *testing.T) {
 // filter whose first link had a 48 % false-positive rate).
 func TestScalableMinErrorRate(t *testing.T) {
 	for _, min := range []float64{0.5, 0.01, 0.02} {
-		_, err := NewScalable(ScalableConfig{Capacity: 100, ErrorRate: 0.01, MinErrorRate: min, Growth: 2})
+		_, err := NewScalableWithConfig(ScalableConfig{Capacity: 100, ErrorRate: 0.01, MinErrorRate: min, Growth: 2})
 		if !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), "below the error rate") {
 			t.Errorf("MinErrorRate %v with ErrorRate 0.01: %v", min, err)
 		}
@@ -180,12 +180,12 @@ func TestScalableMinErrorRate(t *testing.T) {
 			t.Errorf("RestoreScalable with MinErrorRate %v: %v", min, err)
 		}
 	}
-	s, err := NewScalable(ScalableConfig{Capacity: 100, ErrorRate: 0.01, MinErrorRate: 0.001, Growth: 2})
+	s, err := NewScalableWithConfig(ScalableConfig{Capacity: 100, ErrorRate: 0.01, MinErrorRate: 0.001, Growth: 2})
 	if err != nil || s.linkList()[0].ErrorRate != 0.005 {
 		t.Fatalf("MinErrorRate below the rate: %v", err)
 	}
 	// The default floor still serves a tiny target rate, as before.
-	if s, err := NewScalable(ScalableConfig{Capacity: 10, ErrorRate: 1e-305, Growth: 2}); err != nil || s.linkList()[0].ErrorRate != DefaultMinErrorRate {
+	if s, err := NewScalableWithConfig(ScalableConfig{Capacity: 10, ErrorRate: 1e-305, Growth: 2}); err != nil || s.linkList()[0].ErrorRate != DefaultMinErrorRate {
 		t.Fatalf("ErrorRate 1e-305 with the default floor: %v", err)
 	}
 	// An encoding that records a floor at or above its rate (written before

@@ -104,7 +104,7 @@ func NewCounting(capacity uint64, p float64) (Filter, error) {
 // (bloom.NewScalable, growth 2), which keeps its false-positive bound when
 // more than capacity keys arrive between rebuilds.
 func NewScalable(capacity uint64, p float64) (Filter, error) {
-	s, err := bloom.NewScalable(bloom.ScalableConfig{Capacity: capacity, ErrorRate: p, Growth: 2})
+	s, err := bloom.NewScalableWithConfig(bloom.ScalableConfig{Capacity: capacity, ErrorRate: p, Growth: 2})
 	if err != nil {
 		return nil, err
 	}

@@ -138,7 +138,8 @@ func scalableConfig(p Params, budget uint64) bloom.ScalableConfig {
 		MaxBytes:   budget,
 		HashID:     hashMurmur64A,
 	}
-	if !p.NonScaling {
+	cfg.Growth = bloom.NoGrowth // growth 0 in a Scalable is non-scaling
+	if !p.NonScaling && p.Expansion != 0 {
 		cfg.Growth = uint64(p.Expansion)
 	}
 	return cfg
@@ -156,7 +157,7 @@ func New(p Params, budget uint64) (*Chain, error) {
 	if _, err := newSize(p, budget); err != nil {
 		return nil, err
 	}
-	sc, err := bloom.NewScalable(scalableConfig(p, budget))
+	sc, err := bloom.NewScalableWithConfig(scalableConfig(p, budget))
 	if err != nil {
 		if errors.Is(err, bloom.ErrTooLarge) {
 			return nil, ErrInsufficientMemory

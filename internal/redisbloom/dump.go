@@ -176,7 +176,8 @@ func (h *parsedHeader) build(budget uint64) (*Chain, error) {
 		MaxBytes:   budget,
 		HashID:     hashMurmur64A,
 	}
-	if h.options&OptNoScaling == 0 {
+	cfg.Growth = bloom.NoGrowth // growth 0 in a Scalable is non-scaling
+	if h.options&OptNoScaling == 0 && h.growth != 0 {
 		cfg.Growth = uint64(h.growth)
 	}
 	sc, err := raw.Restore(cfg, links)

@@ -139,7 +139,7 @@ func main() {
 			layouts[3].points[len(layouts[3].points)-1].measured)
 	}
 	for _, p0 := range []float64{0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 5e-4, 2e-4, 1e-4} {
-		sc, err := bloom.NewScalable(bloom.ScalableConfig{Capacity: max(1, *n/8), ErrorRate: p0, Growth: 2, Tightening: 0.5})
+		sc, err := bloom.NewScalableWithConfig(bloom.ScalableConfig{Capacity: max(1, *n/8), ErrorRate: p0, Growth: 2, Tightening: 0.5})
 		if err != nil {
 			log.Fatal(err)
 		}
