@@ -62,15 +62,14 @@ const (
 // fraction of nonzero counters, so the classic sizing applies (4× the
 // memory of a classic filter at equal p).
 //
-// Concurrency: Test, Count, TestMany, N, Stats and the encoders may run
-// concurrently with each other; Add, Remove, Union, Intersect, SetN,
-// SetHash and decoding must not run concurrently with any other use (the
+// Concurrency: Test, Count, TestMany, Stats and the encoders may run
+// concurrently with each other; Add, Remove, Merge, Intersect and decoding must not run concurrently with any other use (the
 // caller locks).
 //
 // The zero Counting is not usable; create one with NewCounting,
 // NewCountingWithMK or DecodeCounting, or call UnmarshalBinary / ReadFrom
 // on it. On the zero value the methods that read or change counters (Add,
-// Remove, Test, Count and their forms, Stats, Compatible, Union,
+// Remove, Test, Count and their forms, Stats, Compatible, Merge,
 // Intersect, the encoders) panic with a message naming these; the getters
 // return zeros.
 type Counting struct {
@@ -463,7 +462,7 @@ func (c *Counting) compatible(g *Counting) error {
 	return nil
 }
 
-// Union adds g's counters to c's, saturating at 15: c then holds the
+// Merge adds g's counters to c's, saturating at 15: c then holds the
 // multiset sum (every item added to either, as many times, up to
 // saturation), and N becomes the (saturating) sum. Errors: ErrIncompatible,
 // with c unchanged. c.Merge(c) doubles every count. Cost: one pass.

@@ -32,7 +32,7 @@ const (
 	// hashing a key's probes depend only on its hash pair reduced mod m, and
 	// keys whose stride h2 is a multiple of m (probability 1/m) probe far
 	// fewer than k distinct bits, which keeps every Filter's measured rate
-	// above about 1/(m·k) (see chainSizingFn) — at least 2^-51 for any m ≤
+	// above about 1/(m·k) (see chainsizing.go) — at least 2^-51 for any m ≤
 	// MaxBits and k ≤ MaxK, far above 2^-64. A request such as p = 1e-300
 	// (k = 997 probes and 1438 bits per key) is therefore refused instead of
 	// served by a filter that cannot meet it. The floor is about the 64-bit
@@ -40,7 +40,7 @@ const (
 	// share a whole XXH3-128 pair with probability 2^-128.
 	//
 	// Scalable chains are not bounded by MinP: their sub-filters' rates
-	// have their own floor, ScalableConfig.MinErrorRate, and chainSizingFn
+	// have their own floor, ScalableConfig.MinErrorRate, and the default sizing
 	// accepts any p in (0, 1).
 	MinP = 0x1p-64
 )
@@ -53,21 +53,21 @@ const (
 // computed in uint64 wrap-around arithmetic, where (h1, h2) is the key's hash
 // pair (see Hash and HashID). Bit x lives in word x/64 at bit x mod 64; the
 // words serialize little-endian, so bit x is also byte x/8 under mask
-// 1<<(x mod 8) (the layout RedisBloom uses).
+// 1<<(x mod 8) (the layout of RedisBloom's dumps).
 //
 // Memory: 8·⌈m/64⌉ bytes plus a fixed header. Add and Test cost one hash of
 // the key plus at most k memory accesses and k 64-bit divisions; Test stops
 // at the first clear bit. They do not allocate.
 //
-// Concurrency: Add, Test, TestAndAdd, their Hash/String/Many forms, N, Stats,
-// Clone, ReadBitsAt, Union and Intersect (on the receiver) and the encoders
+// Concurrency: Add, Test, TestAndAdd, their Hash and Many forms, Stats,
+// Merge and Intersect (on the receiver) and the encoders
 // are safe to call from many goroutines at once: bits are read with
 // atomic.LoadUint64 and set with atomic.OrUint64, never with a lock. A Test
 // that runs concurrently with an Add of the same key may see it or not; once
 // Add has returned, every later Test of that key reports true. An encoding
 // taken during concurrent Adds holds a valid filter containing at least the
-// keys added before the encoding started. SetN, SetHash, WriteBitsAt and
-// UnmarshalBinary/ReadFrom replace state and must not run concurrently with
+// keys added before the encoding started. UnmarshalBinary/ReadFrom replace
+// state and must not run concurrently with
 // other use of the same Filter. addManyExclusive and addHashManyExclusive
 // are the batch adds without atomic instructions, for a filter that is not
 // yet shared (a build): they too must not run concurrently with any other
@@ -76,7 +76,7 @@ const (
 // The zero Filter is not usable; create one with New, NewWithMK or Decode,
 // or call UnmarshalBinary / ReadFrom on it. On the zero value the methods
 // that read or change bits (Add, Test and their forms, Stats, Compatible,
-// Union, Intersect, the encoders) panic with a message naming these; the
+// Merge, Intersect, the encoders) panic with a message naming these; the
 // getters (M, K, N, SizeBytes, …) return zeros.
 type Filter struct {
 	bits     []uint64
@@ -223,7 +223,7 @@ func (f *Filter) numHashes() uint32 { return f.k }
 // N returns the number of items added: the number of Add-type calls that set
 // at least one new bit. An add whose k bits were all already set (a
 // duplicate, or a false positive) does not count, so N ≤ the number of
-// distinct keys added; this is RedisBloom's "size". Union and Intersect
+// distinct keys added; this is RedisBloom's "size". Merge and Intersect
 // change N (see there); SetN overwrites it. Safe for concurrent use.
 func (f *Filter) items() uint64 { return f.n.Load() }
 
@@ -570,7 +570,7 @@ func (f *Filter) compatible(g *Filter) error {
 	return nil
 }
 
-// Union sets f to the union of f and g (bitwise OR), so f then tests
+// Merge sets f to the union of f and g (bitwise OR), so f then tests
 // positive for every key added to either; its false-positive rate is that
 // of a filter holding both sets. The filters must be Compatible; otherwise
 // f is unchanged and the error wraps ErrIncompatible. N becomes f.items()+g.items()
@@ -578,7 +578,7 @@ func (f *Filter) compatible(g *Filter) error {
 // changes nothing. Capacity and
 // target p are kept. Cost: one pass over m/64 words. Concurrent Adds to f
 // and g are safe; the result contains at least the keys added to either
-// before Union started.
+// before Merge started.
 func (f *Filter) Merge(g *Filter) error {
 	if err := f.compatible(g); err != nil {
 		return err

@@ -89,15 +89,15 @@ func xxh64String(seed uint64, key string) uint64 {
 // sbbfSizing). Add and Test hash the key once and do not allocate.
 //
 // Concurrency: as for Filter. Add, Test and their forms, the batch methods,
-// N, Stats, Clone, Union and Intersect (on the receiver) and the encoders
-// are safe from many goroutines at once (atomic loads, atomic OR); SetN,
-// SetHashSeed, SetSizing and UnmarshalBinary/ReadFrom must not run
+// Stats, Merge and Intersect (on the receiver) and the encoders are safe
+// from many goroutines at once (atomic loads, atomic OR);
+// UnmarshalBinary/ReadFrom must not run
 // concurrently with other use.
 //
 // The zero SBBF is not usable; create one with NewSBBF, NewSBBFBlocks,
 // NewSBBFFromParquet, DecodeSBBF or DecodeParquet, or call UnmarshalBinary
 // / ReadFrom on it. On the zero value the methods that read or change bits
-// (Add, Test and their forms, the batch methods, Stats, Compatible, Union,
+// (Add, Test and their forms, the batch methods, Stats, Compatible, Merge,
 // Intersect, the encoders) panic with a message naming these; the getters
 // return zeros.
 type SBBF struct {
@@ -425,7 +425,7 @@ func (s *SBBF) compatible(g *SBBF) error {
 	return nil
 }
 
-// Union sets s to the bitwise OR of s and g (see Filter.Merge: same rules
+// Merge sets s to the bitwise OR of s and g (see Filter.Merge: same rules
 // for N, errors and concurrency).
 func (s *SBBF) Merge(g *SBBF) error {
 	if err := s.compatible(g); err != nil {

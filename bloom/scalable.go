@@ -8,8 +8,8 @@ import (
 
 // Sizing chooses the bit count m and probe count k of a sub-filter that must
 // hold capacity items at false-positive rate p. It returns an error for
-// parameters it cannot serve. chainSizingFn is the default; the RedisBloom
-// layer supplies RedisBloom's exact sizing.
+// parameters it cannot serve. nil (the default) sizes each sub-filter to
+// meet its rate with high probability.
 type Sizing func(capacity uint64, p float64) (m uint64, k uint32, err error)
 
 const (
@@ -63,7 +63,7 @@ type ScalableConfig struct {
 	MinErrorRate float64
 
 	// Sizing computes each sub-filter's m and k from its capacity and error
-	// rate; nil means chainSizingFn, which makes each sub-filter meet its
+	// rate; nil means the default sizing, which makes each sub-filter meet its
 	// rate with high probability even when it is small (optimalSizing
 	// alone lets sub-filters of a few hundred items exceed their rates by
 	// about 10%). It is not encoded.
@@ -160,10 +160,10 @@ type link struct {
 //
 // Concurrency: Scalable is not safe for concurrent use when any goroutine
 // modifies it (Add*, UnmarshalBinary); the caller must lock. Concurrent
-// read-only use (Test*, N, Links, encoding) is safe.
+// read-only use (Test*, Stats, encoding) is safe.
 //
 // The zero Scalable is not usable (it has no sub-filter and no
-// configuration): create one with NewScalable, RestoreScalable or
+// configuration): create one with NewScalable, NewScalableWithConfig or
 // DecodeScalable, or call UnmarshalBinary / ReadFrom on it. On the zero
 // value Add, Test and their forms, EstimatedFPR and the encoders panic with
 // a message naming these; N, Capacity, NumLinks, Links and SizeBytes
