@@ -165,9 +165,8 @@ type link struct {
 // The zero Scalable is not usable (it has no sub-filter and no
 // configuration): create one with NewScalable, NewScalableWithConfig or
 // DecodeScalable, or call UnmarshalBinary / ReadFrom on it. On the zero
-// value Add, Test and their forms, EstimatedFPR and the encoders panic with
-// a message naming these; N, Capacity, NumLinks, Links and SizeBytes
-// return zeros.
+// value Add, Test and their forms, Stats and the encoders panic with a
+// message naming these.
 type Scalable struct {
 	cfg   ScalableConfig
 	links []link
