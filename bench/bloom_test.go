@@ -373,9 +373,9 @@ func BenchmarkBloomFPR(b *testing.B) {
 			f := filledProbly(b, n)
 			fp := countFP("probly", f.Test)
 			b.ReportMetric(0, "ns/op")
-			b.ReportMetric(float64(f.SizeBytes()), "bytes")
-			b.ReportMetric(float64(f.M()), "m-bits")
-			b.ReportMetric(float64(f.K()), "k")
+			b.ReportMetric(float64(f.Stats().Bytes), "bytes")
+			b.ReportMetric(float64(f.Stats().M), "m-bits")
+			b.ReportMetric(float64(f.Stats().K), "k")
 			b.ReportMetric(float64(fp)/fprProbes, "fpr")
 		})
 		b.Run("impl=bitsandblooms", func(b *testing.B) {

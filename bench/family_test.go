@@ -360,14 +360,14 @@ func must[T any](v T, err error) T {
 var famImpls = []famImpl{
 	{name: "probly-classic", new: func() (func([]byte), func([]byte) bool, func() uint64) {
 		f := must(bloom.New(famN, fpRate))
-		return func(k []byte) { f.Add(k) }, f.Test, f.SizeBytes
+		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return f.Stats().Bytes }
 	}, many: func() (func([]byte), func([][]byte, []bool) []bool) {
 		f := must(bloom.New(famN, fpRate))
 		return func(k []byte) { f.Add(k) }, f.TestMany
 	}},
 	{name: "probly-sbbf", new: func() (func([]byte), func([]byte) bool, func() uint64) {
 		f := must(bloom.NewSBBF(famN, fpRate))
-		return func(k []byte) { f.Add(k) }, f.Test, f.SizeBytes
+		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return f.Stats().Bytes }
 	}, many: func() (func([]byte), func([][]byte, []bool) []bool) {
 		f := must(bloom.NewSBBF(famN, fpRate))
 		return func(k []byte) { f.Add(k) }, f.TestMany
@@ -378,15 +378,15 @@ var famImpls = []famImpl{
 	}},
 	{name: "probly-counting", new: func() (func([]byte), func([]byte) bool, func() uint64) {
 		f := must(bloom.NewCounting(famN, fpRate))
-		return f.Add, f.Test, f.SizeBytes
+		return f.Add, f.Test, func() uint64 { return f.Stats().Bytes }
 	}},
 	{name: "boom-counting", new: func() (func([]byte), func([]byte) bool, func() uint64) {
 		f := boom.NewCountingBloomFilter(uint(famN), 4, fpRate)
 		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return uint64(f.Capacity()) * 4 / 8 }
 	}},
 	{name: "probly-scalable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
-		f := must(bloom.NewScalable(bloom.ScalableConfig{Capacity: scaleHint, ErrorRate: fpRate, Growth: 2, Tightening: 0.8}))
-		return func(k []byte) { must(f.Add(k)) }, f.Test, f.SizeBytes
+		f := must(bloom.NewScalableWithConfig(bloom.ScalableConfig{Capacity: scaleHint, ErrorRate: fpRate, Growth: 2, Tightening: 0.8}))
+		return func(k []byte) { must(f.Add(k)) }, f.Test, func() uint64 { return f.Stats().Bytes }
 	}},
 	{name: "boom-scalable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
 		f := boom.NewScalableBloomFilter(uint(scaleHint), fpRate, 0.8)
@@ -394,8 +394,7 @@ var famImpls = []famImpl{
 	}},
 	{name: "probly-stable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
 		f := must(bloom.NewStable(stableM, stableD, fpRate))
-		f.SetRandSeed(1)
-		return f.Add, f.Test, f.SizeBytes
+		return f.Add, f.Test, func() uint64 { return f.Stats().Bytes }
 	}},
 	{name: "boom-stable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
 		f := boom.NewStableBloomFilter(uint(stableM), stableD, fpRate)

@@ -8,7 +8,7 @@ import "testing"
 func TestFamilyZeroAllocations(t *testing.T) {
 	s := mustSBBF(t, 1000, 0.01)
 	seeded := mustSBBF(t, 1000, 0.01)
-	seeded.SetHashSeed(42)
+	seeded.setHashSeed(42)
 	c := mustCounting(t, 1000, 0.01)
 	st := mustStable(t, 10000, 2, 0.01)
 	key := []byte("some-key-16bytes")
@@ -21,24 +21,24 @@ func TestFamilyZeroAllocations(t *testing.T) {
 	c.Add(key)
 	for name, fn := range map[string]func(){
 		"SBBF.Add":          func() { s.Add(key) },
-		"SBBF.AddString":    func() { s.AddString(skey) },
+		"SBBF.AddString":    func() { s.addString(skey) },
 		"SBBF.AddHash":      func() { s.AddHash(h) },
 		"SBBF.Test":         func() { s.Test(key) },
-		"SBBF.TestString":   func() { s.TestString(skey) },
+		"SBBF.TestString":   func() { s.testString(skey) },
 		"SBBF.TestHash":     func() { s.TestHash(h) },
 		"SBBF.TestAndAdd":   func() { s.TestAndAdd(key) },
 		"SBBF.AddMany":      func() { s.AddMany(keys) },
-		"SBBF.AddHashMany":  func() { s.AddHashMany(hs) },
+		"SBBF.AddHashMany":  func() { s.addHashMany(hs) },
 		"SBBF.TestMany":     func() { out = s.TestMany(keys, out) },
-		"SBBF.TestHashMany": func() { out = s.TestHashMany(hs, out) },
-		"SBBF seeded":       func() { seeded.Add(key); seeded.TestString(skey) },
+		"SBBF.TestHashMany": func() { out = s.testHashMany(hs, out) },
+		"SBBF seeded":       func() { seeded.Add(key); seeded.testString(skey) },
 		"Counting.Add":      func() { c.Add(key); _ = c.Remove(key) },
-		"Counting.Test":     func() { c.Test(key); c.TestString(skey); c.Count(key) },
+		"Counting.Test":     func() { c.Test(key); c.testString(skey); c.Count(key) },
 		"Counting.Hash":     func() { c.AddHash(h1, h2); _ = c.RemoveHash(h1, h2); c.TestHash(h1, h2) },
 		"Counting.Many":     func() { c.AddMany(keys); out = c.TestMany(keys, out) },
 		"Counting.Absent":   func() { _ = c.RemoveHash(12345, 678) },
-		"Stable.Add":        func() { st.Add(key); st.AddString(skey); st.AddHash(h1, h2) },
-		"Stable.Test":       func() { st.Test(key); st.TestString(skey); st.TestAndAdd(key) },
+		"Stable.Add":        func() { st.Add(key); st.addString(skey); st.AddHash(h1, h2) },
+		"Stable.Test":       func() { st.Test(key); st.testString(skey); st.TestAndAdd(key) },
 	} {
 		if n := testing.AllocsPerRun(200, fn); n != 0 {
 			t.Errorf("%s allocates %v times per call", name, n)

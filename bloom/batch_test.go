@@ -69,7 +69,7 @@ func TestFilterTestManyEqualsTest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := f.SetHash(HashXXH3_128, seed); err != nil {
+			if err := f.setHash(HashXXH3_128, seed); err != nil {
 				t.Fatal(err)
 			}
 			// Fill in stages, adding every other probe key: empty, then
@@ -218,7 +218,7 @@ func TestCountingBatchPositions(t *testing.T) {
 			a.Add(k)
 		}
 		b.AddMany(members)
-		if !a.Equal(b) {
+		if !a.equal(b) {
 			t.Fatalf("m=%d k=%d: AddMany differs from Add", c.m, c.k)
 		}
 		out := b.TestMany(keys, nil)

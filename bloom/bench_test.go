@@ -90,7 +90,7 @@ func BenchmarkTestMany(b *testing.B) {
 // BenchmarkScalableAdd adds to a default chain starting at capacity 100.
 func BenchmarkScalableAdd(b *testing.B) {
 	keys := benchKeys(benchN, 1)
-	s, _ := NewScalable(ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2})
+	s, _ := NewScalableWithConfig(ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -132,7 +132,7 @@ func BenchmarkClassicTestMany(b *testing.B) {
 			for i := range g {
 				h1[i], h2[i] = rng.next(), rng.next()
 			}
-			f.AddHashManyExclusive(h1[:g], h2[:g])
+			f.addHashManyExclusive(h1[:g], h2[:g])
 			left -= g
 		}
 		f.AddMany(probes[:nProbes/2]) // half the probes are members

@@ -3,11 +3,11 @@ package bloom
 import "fmt"
 
 // This file holds the exclusive (single-owner) add paths of Filter: the
-// batch adds of filter.go without atomic instructions, and Builder, which
+// batch adds of filter.go without atomic instructions, and builder, which
 // pipelines them over two goroutines, for building a filter that no other
 // goroutine can see yet.
 
-// AddManyExclusive adds every key of keys. The result (bits and N) is
+// addManyExclusive adds every key of keys. The result (bits and N) is
 // exactly that of calling Add on each key in order, and of AddMany.
 //
 // It is AddMany for a filter the caller owns exclusively, typically one
@@ -20,13 +20,13 @@ import "fmt"
 // division); no allocation.
 //
 // Concurrency: NOT safe for concurrent use. No other method of f, not even
-// Test or N, may run on any goroutine while AddManyExclusive runs, exactly
+// Test or N, may run on any goroutine while addManyExclusive runs, exactly
 // as for SetN or UnmarshalBinary; under -race a violation is a reported data race.
 // Publish f to other goroutines only after it returns, through a
 // synchronizing operation (a channel send, a mutex, sync.WaitGroup.Wait,
 // an atomic.Pointer store); from then on every method, including the
 // atomic AddMany, may be used concurrently as usual.
-func (f *Filter) AddManyExclusive(keys [][]byte) {
+func (f *Filter) addManyExclusive(keys [][]byte) {
 	var h1, h2 [exclusiveGroup]uint64
 	for len(keys) > 0 {
 		g := keys[:min(exclusiveGroup, len(keys))]
@@ -34,15 +34,15 @@ func (f *Filter) AddManyExclusive(keys [][]byte) {
 		for i, key := range g {
 			h1[i], h2[i] = keyHash(f.hashID, f.seed, key, zeroFilter)
 		}
-		f.AddHashManyExclusive(h1[:len(g)], h2[:len(g)])
+		f.addHashManyExclusive(h1[:len(g)], h2[:len(g)])
 	}
 }
 
-// exclusiveGroup is the number of keys AddManyExclusive hashes at a time
+// exclusiveGroup is the number of keys addManyExclusive hashes at a time
 // (2 KiB of hash pairs on the stack).
 const exclusiveGroup = 128
 
-// AddHashManyExclusive adds the items with hash pairs (h1[i], h2[i]), in
+// addHashManyExclusive adds the items with hash pairs (h1[i], h2[i]), in
 // order of i, as AddHash would: item i sets the bits
 // x_j = (h1[i] + j·h2[i]) mod m for j = 0 … k−1, and N grows by the number of
 // items that set at least one new bit. The result (bits and N) is exactly
@@ -50,12 +50,12 @@ const exclusiveGroup = 128
 // same length; otherwise it panics (a programming error) before changing
 // anything.
 //
-// Like AddManyExclusive it uses plain loads and stores and is NOT safe for
-// concurrent use: see AddManyExclusive for the rules. Cost: k probes per
+// Like addManyExclusive it uses plain loads and stores and is NOT safe for
+// concurrent use: see addManyExclusive for the rules. Cost: k probes per
 // pair (one 64-bit multiply each, no division); no allocation.
-func (f *Filter) AddHashManyExclusive(h1, h2 []uint64) {
+func (f *Filter) addHashManyExclusive(h1, h2 []uint64) {
 	if len(h1) != len(h2) {
-		panic(fmt.Sprintf("bloom: AddHashManyExclusive: len(h1) = %d != len(h2) = %d", len(h1), len(h2)))
+		panic(fmt.Sprintf("bloom: addHashManyExclusive: len(h1) = %d != len(h2) = %d", len(h1), len(h2)))
 	}
 	if f.m == 0 {
 		zeroPanic(zeroFilter)
@@ -144,17 +144,17 @@ func (f *Filter) setBitsExclusive(h1, h2 uint64) bool {
 	return fresh != 0
 }
 
-// Builder fills a Filter that no other goroutine uses yet (typically a new
+// builder fills a Filter that no other goroutine uses yet (typically a new
 // one, built from a file or a snapshot before it is published) on two
 // goroutines: the caller's goroutine hashes each key and computes its k bit
-// positions, and a goroutine started by NewBuilder sets the bits, batch
+// positions, and a goroutine started by newBuilder sets the bits, batch
 // after batch in the order of the adds, with plain loads and stores (see
-// AddManyExclusive). The result (bits and N) is exactly that of calling
+// addManyExclusive). The result (bits and N) is exactly that of calling
 // Add on each key in order on one goroutine; only the time differs.
 //
-// Use: b := NewBuilder(f); b.Add(k) for every key; b.Close(). Close must
+// Use: b := newBuilder(f); b.Add(k) for every key; b.Close(). Close must
 // be called exactly once, also on error paths, or the goroutine is leaked.
-// From NewBuilder until Close returns, f must not be used at all (not even
+// From newBuilder until Close returns, f must not be used at all (not even
 // Test or N); after Close returns, f may be used and shared as usual (Close
 // synchronizes with the bit-setting goroutine).
 //
@@ -167,15 +167,15 @@ func (f *Filter) setBitsExclusive(h1, h2 uint64) bool {
 // the filter. Building the 4.5M-key, 5.4 MB filter of docs/BENCHMARKS.md
 // takes about half the wall time of AddMany when a second core is free.
 // Moving positions between cores costs some CPU, so on a machine whose
-// cores are all busy the gain over AddManyExclusive on one goroutine is
+// cores are all busy the gain over addManyExclusive on one goroutine is
 // small or none.
 //
-// A Builder is not safe for concurrent use: one goroutine adds and closes.
+// A builder is not safe for concurrent use: one goroutine adds and closes.
 //
-// The zero Builder is not usable: create one with NewBuilder. On the zero
+// The zero builder is not usable: create one with newBuilder. On the zero
 // value Add, AddString, AddHash, AddMany and Close panic with a message
 // saying so.
-type Builder struct {
+type builder struct {
 	f    *Filter
 	k    int
 	m    uint64
@@ -191,15 +191,15 @@ const (
 	builderBatches   = 8       // batches in flight
 )
 
-// NewBuilder starts building into f, which the Builder then owns until
-// Close (see Builder). f may already hold keys. It starts one goroutine
+// newBuilder starts building into f, which the builder then owns until
+// Close (see builder). f may already hold keys. It starts one goroutine
 // and allocates 2 MiB of batches. It cannot fail; it panics if f is the
 // zero Filter (see Filter).
-func NewBuilder(f *Filter) *Builder {
+func newBuilder(f *Filter) *builder {
 	if f.m == 0 {
 		zeroPanic(zeroFilter)
 	}
-	b := &Builder{
+	b := &builder{
 		f:    f,
 		k:    int(f.k),
 		m:    f.m,
@@ -226,10 +226,10 @@ func NewBuilder(f *Filter) *Builder {
 
 // Add adds key, as f.Add(key) would (in order with the other adds), and
 // does not report whether a bit was new: the bits are set later, on the
-// Builder's goroutine; N counts the items that set a new bit, as for Add.
+// builder's goroutine; N counts the items that set a new bit, as for Add.
 // It panics, as Filter.Add does, if f's hash ID is not one this package can
 // compute (see CanHashKeys); use AddHash then. No allocation.
-func (b *Builder) Add(key []byte) {
+func (b *builder) Add(key []byte) {
 	if b.f == nil {
 		zeroPanic(zeroBuilder)
 	}
@@ -238,7 +238,7 @@ func (b *Builder) Add(key []byte) {
 }
 
 // AddString is Add for a string key (no copy).
-func (b *Builder) AddString(key string) {
+func (b *builder) addString(key string) {
 	if b.f == nil {
 		zeroPanic(zeroBuilder)
 	}
@@ -249,7 +249,7 @@ func (b *Builder) AddString(key string) {
 // AddHash adds the item with hash pair (h1, h2), as f.AddHash would (in
 // order with the other adds): bits x_i = (h1 + i·h2) mod m, i = 0 … k−1.
 // No allocation.
-func (b *Builder) AddHash(h1, h2 uint64) {
+func (b *builder) AddHash(h1, h2 uint64) {
 	cur, k, m, inv := b.cur, b.k, b.m, b.inv // locals: no reloads in the loop
 	if k == 0 {
 		zeroPanic(zeroBuilder)
@@ -269,17 +269,17 @@ func (b *Builder) AddHash(h1, h2 uint64) {
 }
 
 // AddMany adds every key of keys in order, as Add does for each.
-func (b *Builder) AddMany(keys [][]byte) {
+func (b *builder) AddMany(keys [][]byte) {
 	for _, k := range keys {
 		b.Add(k)
 	}
 }
 
-// Close sets the bits of every key added so far, waits for the Builder's
+// Close sets the bits of every key added so far, waits for the builder's
 // goroutine to finish, and adds to f's N the number of items that set at
-// least one new bit. After Close, f may be used and shared, and the Builder
+// least one new bit. After Close, f may be used and shared, and the builder
 // must not be used again (a second Close panics).
-func (b *Builder) Close() {
+func (b *builder) Close() {
 	if b.f == nil {
 		zeroPanic(zeroBuilder)
 	}

@@ -31,8 +31,8 @@ func exclusiveKeys(n int) [][]byte {
 	return append(keys, []byte{})
 }
 
-// TestAddManyExclusiveEquivalence checks that AddManyExclusive,
-// AddHashManyExclusive and a Builder give exactly the bits and N of
+// TestAddManyExclusiveEquivalence checks that addManyExclusive,
+// addHashManyExclusive and a builder give exactly the bits and N of
 // calling Add on each key in order, for several shapes, seeds, chunkings
 // and a filter that already holds keys.
 func TestAddManyExclusiveEquivalence(t *testing.T) {
@@ -50,18 +50,18 @@ func TestAddManyExclusiveEquivalence(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						if err := f.SetHash(HashXXH3_128, seed); err != nil {
+						if err := f.setHash(HashXXH3_128, seed); err != nil {
 							t.Fatal(err)
 						}
 						// Start from a filter that already holds keys, so
 						// that "new bit" is judged against existing bits.
 						for i := range 50 {
-							f.AddString(fmt.Sprintf("pre-%d", i))
+							f.addString(fmt.Sprintf("pre-%d", i))
 						}
 						return f
 					}
 					want, viaKeys, viaHash, viaBuilder := mk(), mk(), mk(), mk()
-					preN := want.N()
+					preN := want.items()
 					var added uint64
 					for _, k := range keys {
 						if want.Add(k) {
@@ -73,17 +73,17 @@ func TestAddManyExclusiveEquivalence(t *testing.T) {
 					for i, k := range keys {
 						h1[i], h2[i] = keyHash(HashXXH3_128, seed, k, zeroFilter)
 					}
-					bld := NewBuilder(viaBuilder)
+					bld := newBuilder(viaBuilder)
 					for i := 0; i < len(keys); i += chunk {
 						j := min(i+chunk, len(keys))
-						viaKeys.AddManyExclusive(keys[i:j])
-						viaHash.AddHashManyExclusive(h1[i:j], h2[i:j])
-						switch chunk % 3 { // every Builder add method
+						viaKeys.addManyExclusive(keys[i:j])
+						viaHash.addHashManyExclusive(h1[i:j], h2[i:j])
+						switch chunk % 3 { // every builder add method
 						case 0:
 							bld.AddMany(keys[i:j])
 						case 1:
 							for _, k := range keys[i:j] {
-								bld.AddString(string(k))
+								bld.addString(string(k))
 							}
 						default:
 							for x := i; x < j; x++ {
@@ -92,12 +92,12 @@ func TestAddManyExclusiveEquivalence(t *testing.T) {
 						}
 					}
 					bld.Close()
-					if !viaKeys.Equal(want) || !viaHash.Equal(want) || !viaBuilder.Equal(want) {
-						t.Fatalf("differs from Add: N want %d, AddManyExclusive %d, AddHashManyExclusive %d, Builder %d",
-							want.N(), viaKeys.N(), viaHash.N(), viaBuilder.N())
+					if !viaKeys.equal(want) || !viaHash.equal(want) || !viaBuilder.equal(want) {
+						t.Fatalf("differs from Add: N want %d, addManyExclusive %d, addHashManyExclusive %d, builder %d",
+							want.items(), viaKeys.items(), viaHash.items(), viaBuilder.items())
 					}
-					if want.N()-preN != added {
-						t.Fatalf("N grew by %d, Add reported %d", want.N()-preN, added)
+					if want.items()-preN != added {
+						t.Fatalf("N grew by %d, Add reported %d", want.items()-preN, added)
 					}
 					for _, k := range keys {
 						if !viaKeys.Test(k) || !viaHash.Test(k) || !viaBuilder.Test(k) {
@@ -110,9 +110,9 @@ func TestAddManyExclusiveEquivalence(t *testing.T) {
 	}
 }
 
-// TestBuilderBatches checks a Builder against Add over many full batches
+// TestBuilderBatches checks a builder against Add over many full batches
 // (k = 7), with k = MaxK (a few items per batch) and k = 1, that an empty
-// Builder changes nothing, and that a second Close panics.
+// builder changes nothing, and that a second Close panics.
 func TestBuilderBatches(t *testing.T) {
 	n := 200_000
 	if raceEnabled {
@@ -129,21 +129,21 @@ func TestBuilderBatches(t *testing.T) {
 		if c.k == MaxK {
 			nk = 100
 		}
-		b := NewBuilder(got)
+		b := newBuilder(got)
 		for _, k := range keys[:nk] {
 			want.Add(k)
 			b.Add(k)
 		}
 		b.Close()
-		if !got.Equal(want) {
-			t.Fatalf("m=%d k=%d: Builder differs from Add (N %d, want %d)", c.m, c.k, got.N(), want.N())
+		if !got.equal(want) {
+			t.Fatalf("m=%d k=%d: builder differs from Add (N %d, want %d)", c.m, c.k, got.items(), want.items())
 		}
 	}
 	f, _ := New(100, 0.01)
-	b := NewBuilder(f)
+	b := newBuilder(f)
 	b.Close()
-	if f.N() != 0 || f.Stats().SetBits != 0 {
-		t.Fatal("an empty Builder changed the filter")
+	if f.items() != 0 || f.Stats().SetBits != 0 {
+		t.Fatal("an empty builder changed the filter")
 	}
 	defer func() {
 		if recover() == nil {
@@ -157,10 +157,10 @@ func TestBuilderBatches(t *testing.T) {
 // different lengths, with nothing changed, and that empty input is a no-op.
 func TestAddHashManyExclusiveLengths(t *testing.T) {
 	f, _ := New(1000, 0.01)
-	g := f.Clone()
-	f.AddHashManyExclusive(nil, nil)
-	f.AddManyExclusive(nil)
-	if !f.Equal(g) {
+	g := f.clone()
+	f.addHashManyExclusive(nil, nil)
+	f.addManyExclusive(nil)
+	if !f.equal(g) {
 		t.Fatal("empty input changed the filter")
 	}
 	func() {
@@ -170,15 +170,15 @@ func TestAddHashManyExclusiveLengths(t *testing.T) {
 				t.Fatalf("recover() = %v, want the length panic", r)
 			}
 		}()
-		f.AddHashManyExclusive([]uint64{1, 2}, []uint64{3})
+		f.addHashManyExclusive([]uint64{1, 2}, []uint64{3})
 	}()
-	if !f.Equal(g) {
+	if !f.equal(g) {
 		t.Fatal("the panicking call changed the filter")
 	}
 }
 
 // TestAddManyExclusiveThenShare follows the documented pattern: one
-// goroutine builds a filter with the exclusive methods and a Builder, publishes it over
+// goroutine builds a filter with the exclusive methods and a builder, publishes it over
 // a channel, and then many goroutines Test and Add concurrently. Under
 // -race this checks that the hand-off is enough.
 func TestAddManyExclusiveThenShare(t *testing.T) {
@@ -187,9 +187,9 @@ func TestAddManyExclusiveThenShare(t *testing.T) {
 	go func() {
 		f, _ := New(uint64(len(keys)), 0.01)
 		for i := 0; i < len(keys)/2; i += 100 {
-			f.AddManyExclusive(keys[i:min(i+100, len(keys)/2)])
+			f.addManyExclusive(keys[i:min(i+100, len(keys)/2)])
 		}
-		b := NewBuilder(f)
+		b := newBuilder(f)
 		b.AddMany(keys[len(keys)/2:])
 		b.Close()
 		ch <- f
@@ -228,22 +228,22 @@ func TestAddManyExclusiveAllocs(t *testing.T) {
 		h1[i], h2[i] = Hash(k)
 	}
 	if a := testing.AllocsPerRun(20, func() {
-		f.AddManyExclusive(keys)
-		f.AddHashManyExclusive(h1, h2)
+		f.addManyExclusive(keys)
+		f.addHashManyExclusive(h1, h2)
 	}); a != 0 {
 		t.Fatalf("%v allocations per run, want 0", a)
 	}
-	b := NewBuilder(f)
+	b := newBuilder(f)
 	defer b.Close()
 	if a := testing.AllocsPerRun(20, func() { b.AddMany(keys) }); a != 0 {
-		t.Fatalf("Builder.AddMany: %v allocations per run, want 0", a)
+		t.Fatalf("builder.AddMany: %v allocations per run, want 0", a)
 	}
 }
 
 // BenchmarkBuild fills an empty filter sized for n 16-byte keys at p = 1%
 // with n keys, in batches of 4096, with AddMany (atomic),
-// AddManyExclusive, AddHashManyExclusive on precomputed pairs, and a
-// Builder (two goroutines; the wall time of the last batch's bits is
+// addManyExclusive, addHashManyExclusive on precomputed pairs, and a
+// builder (two goroutines; the wall time of the last batch's bits is
 // counted only when the filter is refilled or the benchmark ends). ns/op is
 // per key. n = 4.5M is the size of the npm-names build in BENCHMARKS.md.
 func BenchmarkBuild(b *testing.B) {
@@ -255,12 +255,12 @@ func BenchmarkBuild(b *testing.B) {
 			h1[i], h2[i] = Hash(k)
 		}
 		f, _ := New(uint64(n), 0.01)
-		for _, impl := range []string{"AddMany", "AddManyExclusive", "AddHashManyExclusive", "Builder"} {
+		for _, impl := range []string{"AddMany", "addManyExclusive", "addHashManyExclusive", "builder"} {
 			b.Run(fmt.Sprintf("keys=%g/impl=%s", float64(n), impl), func(b *testing.B) {
 				b.ReportAllocs()
-				var bld *Builder
-				if impl == "Builder" {
-					bld = NewBuilder(f)
+				var bld *builder
+				if impl == "builder" {
+					bld = newBuilder(f)
 					defer func() { bld.Close() }()
 				}
 				done := 0 // keys added to f since it was cleared
@@ -269,10 +269,10 @@ func BenchmarkBuild(b *testing.B) {
 						b.StopTimer()
 						if bld != nil {
 							bld.Close()
-							bld = NewBuilder(f)
+							bld = newBuilder(f)
 						}
 						clear(f.bits)
-						f.SetN(0)
+						f.setN(0)
 						done = 0
 						b.StartTimer()
 					}
@@ -280,12 +280,12 @@ func BenchmarkBuild(b *testing.B) {
 					switch impl {
 					case "AddMany":
 						f.AddMany(keys[done : done+c])
-					case "Builder":
+					case "builder":
 						bld.AddMany(keys[done : done+c])
-					case "AddManyExclusive":
-						f.AddManyExclusive(keys[done : done+c])
+					case "addManyExclusive":
+						f.addManyExclusive(keys[done : done+c])
 					default:
-						f.AddHashManyExclusive(h1[done:done+c], h2[done:done+c])
+						f.addHashManyExclusive(h1[done:done+c], h2[done:done+c])
 					}
 					done += c
 					i += c

@@ -6,15 +6,15 @@ import (
 )
 
 // chainSizingZ is the number of standard deviations of a sub-filter's
-// false-positive rate, due to the randomness of its fill, that ChainSizing
+// false-positive rate, due to the randomness of its fill, that chainSizingFn
 // keeps below the target: 3.09 is the one-sided 99.9% normal quantile.
 const chainSizingZ = 3.09
 
-// chainSizingMaxGrowth caps ChainSizing at this multiple of the classic m.
+// chainSizingMaxGrowth caps chainSizingFn at this multiple of the classic m.
 const chainSizingMaxGrowth = 2
 
-// ChainSizing is the default Sizing of a Scalable's sub-filters. It keeps
-// ClassicSizing's k and enlarges m, to at most twice ClassicSizing's, until
+// chainSizingFn is the default Sizing of a Scalable's sub-filters. It keeps
+// optimalSizing's k and enlarges m, to at most twice optimalSizing's, until
 // a Filter of m bits holding n items meets p with high probability rather
 // than only on average, by the bound
 //
@@ -38,9 +38,9 @@ const chainSizingMaxGrowth = 2
 // For large sub-filters every correction vanishes and m is within 0.5% of
 // the classic one (k is rounded); for the small first sub-filters of a chain
 // they matter: at n = 100, p = 0.005 the classic m = 1103 bits give a
-// measured rate of about 0.0054 and ChainSizing's 1189 bits about 0.0037.
+// measured rate of about 0.0054 and chainSizingFn's 1189 bits about 0.0037.
 // With classic sizing a chain with capacity 100, growth 2 and p0 = 1%
-// measured about 1.1% after 10M keys; with ChainSizing about 0.7%, for 0.1%
+// measured about 1.1% after 10M keys; with chainSizingFn about 0.7%, for 0.1%
 // more memory (TestScalableAcceptance).
 //
 // Double hashing has a floor: the keys whose stride h2 is a multiple of m
@@ -48,19 +48,19 @@ const chainSizingMaxGrowth = 2
 // Filter a rate of at least about 1/(m·k), however small p. Measured: a
 // classic 100-item filter sized for p = 1e-6 (m = 2876, k = 20) has a rate
 // of 7e-5, and one sized for p = 1e-9 (m = 4314, k = 30) 2e-5; at twice those
-// sizes, 7e-6 and 4e-6. ChainSizing never goes beyond twice the classic m:
+// sizes, 7e-6 and 4e-6. chainSizingFn never goes beyond twice the classic m:
 // where the bound is not met there, it returns the doubled size, whose rate
 // then exceeds p. This only concerns small sub-filters at tiny rates, such
 // as the later links of a chain with growth 1 and a small capacity; the
 // model above is also least accurate there (the measured rate can be a few
 // times the bound).
 //
-// Errors are ClassicSizing's, except that p may be below MinP (a
+// Errors are optimalSizing's, except that p may be below MinP (a
 // Scalable's sub-filter rates are bounded by ScalableConfig.MinErrorRate
 // instead, 1e-300 by default), and ErrTooLarge if twice the classic m would
-// exceed MaxBits and the bound is not met below it. ChainSizing is a
+// exceed MaxBits and the bound is not met below it. chainSizingFn is a
 // Sizing.
-func ChainSizing(n uint64, p float64) (m uint64, k uint32, err error) {
+func chainSizingFn(n uint64, p float64) (m uint64, k uint32, err error) {
 	m0, k, err := classicSizing(n, p) // no MinP floor: see MinErrorRate
 	if err != nil {
 		return 0, 0, err
@@ -72,7 +72,7 @@ func ChainSizing(n uint64, p float64) (m uint64, k uint32, err error) {
 	hi := min(chainSizingMaxGrowth*m0, MaxBits)
 	if !ok(hi) {
 		if chainSizingMaxGrowth*m0 > MaxBits {
-			return 0, 0, fmt.Errorf("%w: n=%d, p=%v needs more than MaxBits (%d) bits with ChainSizing", ErrTooLarge, n, p, MaxBits)
+			return 0, 0, fmt.Errorf("%w: n=%d, p=%v needs more than MaxBits (%d) bits with chainSizingFn", ErrTooLarge, n, p, MaxBits)
 		}
 		return hi, k, nil
 	}
@@ -88,7 +88,7 @@ func ChainSizing(n uint64, p float64) (m uint64, k uint32, err error) {
 	return hi, k, nil
 }
 
-// doubleHashingFPRBound is ChainSizing's bound on the false-positive rate
+// doubleHashingFPRBound is chainSizingFn's bound on the false-positive rate
 // of a classic Filter of m bits and k probes holding n items.
 func doubleHashingFPRBound(m uint64, k uint32, n uint64) float64 {
 	mf, kf := float64(m), float64(k)

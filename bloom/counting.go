@@ -62,14 +62,13 @@ const (
 // fraction of nonzero counters, so the classic sizing applies (4× the
 // memory of a classic filter at equal p).
 //
-// Concurrency: Test, Count, TestMany, N, Stats and the encoders may run
-// concurrently with each other; Add, Remove, Union, Intersect, SetN,
-// SetHash and decoding must not run concurrently with any other use (the
+// Concurrency: Test, Count, TestMany, Stats and the encoders may run
+// concurrently with each other; Add, Remove, Merge, Intersect and decoding must not run concurrently with any other use (the
 // caller locks).
 //
 // The zero Counting is not usable; create one with NewCounting,
-// NewCountingWithMK, or call UnmarshalBinary / ReadFrom on it. On the zero value the methods that read or change counters (Add,
-// Remove, Test, Count and their forms, Stats, Compatible, Union,
+// or NewCountingWithMK, or call UnmarshalBinary / ReadFrom on it. On the zero value the methods that read or change counters (Add,
+// Remove, Test, Count and their forms, Stats, Compatible, Merge,
 // Intersect, the encoders) panic with a message naming these; the getters
 // return zeros.
 type Counting struct {
@@ -84,11 +83,11 @@ type Counting struct {
 }
 
 // NewCounting returns an empty counting filter for n items at
-// false-positive rate p, sized by ClassicSizing (m counters, k probes),
-// hash HashXXH3_128 seed 0. Errors are ClassicSizing's. It allocates
+// false-positive rate p, sized by optimalSizing (m counters, k probes),
+// hash HashXXH3_128 seed 0. Errors are optimalSizing's. It allocates
 // 8·⌈m/16⌉ bytes.
 func NewCounting(n uint64, p float64) (*Counting, error) {
-	m, k, err := ClassicSizing(n, p)
+	m, k, err := optimalSizing(n, p)
 	if err != nil {
 		return nil, err
 	}
@@ -126,36 +125,36 @@ func checkCountingMK(m uint64, k uint32) error {
 func counterWords(m uint64) uint64 { return (m + countersPerWord - 1) / countersPerWord }
 
 // M returns the number of counters.
-func (c *Counting) M() uint64 { return c.m }
+func (c *Counting) numBits() uint64 { return c.m }
 
 // K returns the number of probes per item.
-func (c *Counting) K() uint32 { return c.k }
+func (c *Counting) numHashes() uint32 { return c.k }
 
 // SizeBytes returns the memory of the counters in bytes: 8·⌈m/16⌉.
-func (c *Counting) SizeBytes() uint64 { return uint64(len(c.words)) * 8 }
+func (c *Counting) sizeBytes() uint64 { return uint64(len(c.words)) * 8 }
 
 // N returns the number of items in the filter: Adds minus successful
 // Removes (not below 0).
-func (c *Counting) N() uint64 { return c.n }
+func (c *Counting) items() uint64 { return c.n }
 
 // SetN overwrites the item count. It changes no counters.
-func (c *Counting) SetN(n uint64) { c.n = n }
+func (c *Counting) setN(n uint64) { c.n = n }
 
 // Capacity returns the n the filter was sized for (0 if unknown).
-func (c *Counting) Capacity() uint64 { return c.capacity }
+func (c *Counting) capacityN() uint64 { return c.capacity }
 
 // TargetP returns the p the filter was sized for (0 if unknown).
-func (c *Counting) TargetP() float64 { return c.targetP }
+func (c *Counting) targetRate() float64 { return c.targetP }
 
 // HashID returns the ID of the hash the filter's pairs come from.
-func (c *Counting) HashID() HashID { return c.hashID }
+func (c *Counting) hashKind() HashID { return c.hashID }
 
 // HashSeed returns the seed of the filter's hash.
-func (c *Counting) HashSeed() uint64 { return c.seed }
+func (c *Counting) hashSeed() uint64 { return c.seed }
 
 // SetHash sets the hash the key methods use, as Filter.SetHash does (call
 // it before adding anything; id 0 gives ErrInvalidParameter).
-func (c *Counting) SetHash(id HashID, seed uint64) error {
+func (c *Counting) setHash(id HashID, seed uint64) error {
 	if id == 0 {
 		return fmt.Errorf("%w: hash ID 0 is reserved", ErrInvalidParameter)
 	}
@@ -176,7 +175,7 @@ func (c *Counting) Add(key []byte) {
 }
 
 // AddString is Add for a string key.
-func (c *Counting) AddString(key string) {
+func (c *Counting) addString(key string) {
 	h1, h2 := keyHashString(c.hashID, c.seed, key, zeroCounting)
 	c.AddHash(h1, h2)
 }
@@ -212,7 +211,7 @@ func (c *Counting) Remove(key []byte) error {
 }
 
 // RemoveString is Remove for a string key.
-func (c *Counting) RemoveString(key string) error {
+func (c *Counting) removeString(key string) error {
 	h1, h2 := keyHashString(c.hashID, c.seed, key, zeroCounting)
 	return c.RemoveHash(h1, h2)
 }
@@ -265,7 +264,7 @@ func (c *Counting) Test(key []byte) bool {
 }
 
 // TestString is Test for a string key.
-func (c *Counting) TestString(key string) bool {
+func (c *Counting) testString(key string) bool {
 	h1, h2 := keyHashString(c.hashID, c.seed, key, zeroCounting)
 	return c.TestHash(h1, h2)
 }
@@ -406,7 +405,7 @@ func (c *Counting) positions(g [][]byte, pos []uint64) []uint64 {
 }
 
 // Saturated returns the number of counters stuck at 15. Cost: one pass.
-func (c *Counting) Saturated() uint64 {
+func (c *Counting) saturated() uint64 {
 	var s uint64
 	for _, w := range c.words {
 		s += uint64(bits.OnesCount64(w & (w >> 1) & (w >> 2) & (w >> 3) & nibbleOnes))
@@ -432,7 +431,7 @@ func (c *Counting) Stats() Stats {
 	return Stats{
 		M:                    c.m,
 		K:                    c.k,
-		Bytes:                c.SizeBytes(),
+		Bytes:                c.sizeBytes(),
 		N:                    c.n,
 		SetBits:              set,
 		FillRatio:            fill,
@@ -445,7 +444,7 @@ func (c *Counting) Stats() Stats {
 
 // Compatible returns nil if c and g can be merged (same m, k, hash ID and
 // seed), else an error wrapping ErrIncompatible naming both values.
-func (c *Counting) Compatible(g *Counting) error {
+func (c *Counting) compatible(g *Counting) error {
 	if c.m == 0 || g.m == 0 {
 		zeroPanic(zeroCounting)
 	}
@@ -462,12 +461,12 @@ func (c *Counting) Compatible(g *Counting) error {
 	return nil
 }
 
-// Union adds g's counters to c's, saturating at 15: c then holds the
+// Merge adds g's counters to c's, saturating at 15: c then holds the
 // multiset sum (every item added to either, as many times, up to
 // saturation), and N becomes the (saturating) sum. Errors: ErrIncompatible,
-// with c unchanged. c.Union(c) doubles every count. Cost: one pass.
-func (c *Counting) Union(g *Counting) error {
-	if err := c.Compatible(g); err != nil {
+// with c unchanged. c.Merge(c) doubles every count. Cost: one pass.
+func (c *Counting) Merge(g *Counting) error {
+	if err := c.compatible(g); err != nil {
 		return err
 	}
 	for i, a := range c.words {
@@ -494,7 +493,7 @@ func (c *Counting) Union(g *Counting) error {
 // present, with the smaller count), and N becomes min(c.N, g.N).
 // Errors: ErrIncompatible, with c unchanged. Cost: one pass.
 func (c *Counting) Intersect(g *Counting) error {
-	if err := c.Compatible(g); err != nil {
+	if err := c.compatible(g); err != nil {
 		return err
 	}
 	for i, a := range c.words {
@@ -510,14 +509,14 @@ func (c *Counting) Intersect(g *Counting) error {
 }
 
 // Clone returns an independent copy of c.
-func (c *Counting) Clone() *Counting {
+func (c *Counting) clone() *Counting {
 	d := *c
 	d.words = slices.Clone(c.words)
 	return &d
 }
 
 // Equal reports whether c and g have the same parameters, N and counters.
-func (c *Counting) Equal(g *Counting) bool {
-	return c.Compatible(g) == nil && c.n == g.n && c.capacity == g.capacity &&
+func (c *Counting) equal(g *Counting) bool {
+	return c.compatible(g) == nil && c.n == g.n && c.capacity == g.capacity &&
 		math.Float64bits(c.targetP) == math.Float64bits(g.targetP) && slices.Equal(c.words, g.words)
 }

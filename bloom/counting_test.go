@@ -60,11 +60,11 @@ func TestCountingMultisetModel(t *testing.T) {
 				if model[x] != 0 || c.Test(buf) {
 					continue // present, or a false positive the filter cannot detect
 				}
-				before := c.Clone()
+				before := c.clone()
 				if err := c.Remove(buf); !errors.Is(err, ErrNotPresent) {
 					t.Fatalf("seed %d: removing absent %q: %v", seed, buf, err)
 				}
-				if !c.Equal(before) {
+				if !c.equal(before) {
 					t.Fatalf("seed %d: refused Remove changed the filter", seed)
 				}
 			}
@@ -83,8 +83,8 @@ func TestCountingMultisetModel(t *testing.T) {
 				}
 			}
 		}
-		if c.N() != uint64(total) {
-			t.Fatalf("seed %d: N = %d, model holds %d", seed, c.N(), total)
+		if c.items() != uint64(total) {
+			t.Fatalf("seed %d: N = %d, model holds %d", seed, c.items(), total)
 		}
 	}
 }
@@ -98,8 +98,8 @@ func TestCountingSaturation(t *testing.T) {
 			t.Fatalf("after %d adds Count = %d, want %d", i+1, c.Count(key), want)
 		}
 	}
-	if s := c.Saturated(); s != uint64(c.K()) {
-		t.Fatalf("%d saturated counters, want k = %d", s, c.K())
+	if s := c.saturated(); s != uint64(c.numHashes()) {
+		t.Fatalf("%d saturated counters, want k = %d", s, c.numHashes())
 	}
 	// Saturated counters stick: any number of removes keeps the key.
 	for i := 0; i < 40; i++ {
@@ -110,13 +110,13 @@ func TestCountingSaturation(t *testing.T) {
 			t.Fatalf("saturated key lost after %d removes", i+1)
 		}
 	}
-	if c.N() != 0 {
-		t.Errorf("N = %d after more removes than adds, want 0 (floor)", c.N())
+	if c.items() != 0 {
+		t.Errorf("N = %d after more removes than adds, want 0 (floor)", c.items())
 	}
 	// Another key sharing a saturated counter keeps it saturated.
 	h1, _ := Hash(key)
-	x := h1 % c.M()
-	other, err := NewCountingWithMK(c.M(), 1)
+	x := h1 % c.numBits()
+	other, err := NewCountingWithMK(c.numBits(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,27 +130,27 @@ func TestCountingSaturation(t *testing.T) {
 
 func TestCountingRemoveAbsent(t *testing.T) {
 	c := mustCounting(t, 100, 0.01)
-	before := c.Clone()
+	before := c.clone()
 	for _, k := range []string{"a", "b", ""} {
-		if err := c.RemoveString(k); !errors.Is(err, ErrNotPresent) {
+		if err := c.removeString(k); !errors.Is(err, ErrNotPresent) {
 			t.Fatalf("Remove(%q) on empty filter: %v", k, err)
 		}
 	}
-	if !c.Equal(before) || c.N() != 0 {
+	if !c.equal(before) || c.items() != 0 {
 		t.Fatal("refused removes changed the filter")
 	}
-	c.AddString("a")
-	c.AddString("a")
+	c.addString("a")
+	c.addString("a")
 	if c.CountHash(Hash([]byte("a"))) != 2 {
 		t.Fatalf("Count %d", c.Count([]byte("a")))
 	}
-	if c.RemoveString("a") != nil || c.RemoveString("a") != nil {
+	if c.removeString("a") != nil || c.removeString("a") != nil {
 		t.Fatal("removing an added key failed")
 	}
-	if c.TestString("a") || !errors.Is(c.RemoveString("a"), ErrNotPresent) {
+	if c.testString("a") || !errors.Is(c.removeString("a"), ErrNotPresent) {
 		t.Fatal("key still present after removing both adds")
 	}
-	if !c.Equal(before) {
+	if !c.equal(before) {
 		t.Fatal("add+remove did not restore the empty filter")
 	}
 }
@@ -171,20 +171,20 @@ func TestCountingRepeatedProbes(t *testing.T) {
 		t.Fatal("remove")
 	}
 	c.AddHash(7, 1) // probes 7, 8, 9
-	before := c.Clone()
+	before := c.clone()
 	if err := c.RemoveHash(7, 0); !errors.Is(err, ErrNotPresent) {
 		t.Fatalf("remove with counter 1 < 3 probes: %v", err)
 	}
-	if !c.Equal(before) {
+	if !c.equal(before) {
 		t.Fatal("refused remove was not rolled back")
 	}
 	// Rollback also restores partially decremented distinct counters.
 	c.AddHash(50, 1) // 50, 51, 52
-	before = c.Clone()
+	before = c.clone()
 	if err := c.RemoveHash(50, 25); !errors.Is(err, ErrNotPresent) { // 50, 75: 75 is 0
 		t.Fatalf("remove: %v", err)
 	}
-	if !c.Equal(before) {
+	if !c.equal(before) {
 		t.Fatal("partial remove not rolled back")
 	}
 }
@@ -345,20 +345,20 @@ func TestCountingStatsUnionIntersect(t *testing.T) {
 	}
 	st := a.Stats()
 	var nonzero uint64
-	for x := uint64(0); x < a.M(); x++ {
+	for x := uint64(0); x < a.numBits(); x++ {
 		if a.counter(x) != 0 {
 			nonzero++
 		}
 	}
-	if st.SetBits != nonzero || st.M != a.M() || st.K != a.K() || st.N != 1000 || st.Bytes != 8*((a.M()+15)/16) ||
+	if st.SetBits != nonzero || st.M != a.numBits() || st.K != a.numHashes() || st.N != 1000 || st.Bytes != 8*((a.numBits()+15)/16) ||
 		st.Capacity != 2000 || st.TargetP != 0.01 || math.Abs(st.EstimatedFPR-math.Pow(st.FillRatio, float64(st.K))) > 1e-15 {
 		t.Fatalf("stats %+v, nonzero %d", st, nonzero)
 	}
 	if math.Abs(st.EstimatedCardinality-1000)/1000 > 0.05 {
 		t.Errorf("estimated cardinality %.0f for 1000 keys", st.EstimatedCardinality)
 	}
-	u, x := a.Clone(), a.Clone()
-	if err := u.Union(b); err != nil {
+	u, x := a.clone(), a.clone()
+	if err := u.Merge(b); err != nil {
 		t.Fatal(err)
 	}
 	if err := x.Intersect(b); err != nil {
@@ -388,23 +388,23 @@ func TestCountingStatsUnionIntersect(t *testing.T) {
 			t.Fatalf("union minus a lost b's %q", buf)
 		}
 	}
-	if u.N() != 1000 || x.N() != 1000 {
-		t.Errorf("N: %d %d", u.N(), x.N())
+	if u.items() != 1000 || x.items() != 1000 {
+		t.Errorf("N: %d %d", u.items(), x.items())
 	}
 	// Union saturates.
 	s := mustCounting(t, 10, 0.1)
 	for i := 0; i < 10; i++ {
-		s.AddString("z")
+		s.addString("z")
 	}
-	s2 := s.Clone()
-	if err := s.Union(s2); err != nil || s.CountHash(Hash([]byte("z"))) != 15 {
+	s2 := s.clone()
+	if err := s.Merge(s2); err != nil || s.CountHash(Hash([]byte("z"))) != 15 {
 		t.Fatalf("saturating union: %v %d", err, s.Count([]byte("z")))
 	}
 	c := mustCounting(t, 5000, 0.01)
-	if err := a.Union(c); !errors.Is(err, ErrIncompatible) || !containsAll(err.Error(), fmt.Sprint(a.M()), fmt.Sprint(c.M())) {
+	if err := a.Merge(c); !errors.Is(err, ErrIncompatible) || !containsAll(err.Error(), fmt.Sprint(a.numBits()), fmt.Sprint(c.numBits())) {
 		t.Errorf("m mismatch: %v", err)
 	}
-	d, _ := NewCountingWithMK(a.M(), a.K()+1)
+	d, _ := NewCountingWithMK(a.numBits(), a.numHashes()+1)
 	if err := a.Intersect(d); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("k mismatch: %v", err)
 	}
@@ -421,7 +421,7 @@ func TestCountingBatchEqualsSingle(t *testing.T) {
 			a.Add(k)
 		}
 		b.AddMany(keys)
-		if !a.Equal(b) {
+		if !a.equal(b) {
 			t.Fatalf("n=%d: AddMany differs from Add", n)
 		}
 		probes := make([][]byte, 700)
@@ -442,7 +442,7 @@ func TestCountingBatchEqualsSingle(t *testing.T) {
 	a.Add(keys[0])
 	a.Add(keys[1])
 	b.AddMany(keys)
-	if !a.Equal(b) || fmt.Sprint(b.TestMany(keys, nil)) != "[true true]" {
+	if !a.equal(b) || fmt.Sprint(b.TestMany(keys, nil)) != "[true true]" {
 		t.Fatal("k > batch")
 	}
 }
@@ -463,18 +463,18 @@ func TestCountingParameters(t *testing.T) {
 		}
 	}
 	c := mustCounting(t, 10, 0.1)
-	if err := c.SetHash(0, 1); !errors.Is(err, ErrInvalidParameter) {
-		t.Error("SetHash(0)")
+	if err := c.setHash(0, 1); !errors.Is(err, ErrInvalidParameter) {
+		t.Error("setHash(0)")
 	}
-	if err := c.SetHash(HashXXH3_128, 9); err != nil || c.HashSeed() != 9 || c.HashID() != HashXXH3_128 {
+	if err := c.setHash(HashXXH3_128, 9); err != nil || c.hashSeed() != 9 || c.hashKind() != HashXXH3_128 {
 		t.Error("SetHash")
 	}
-	c.AddString("a")
-	if !c.Test([]byte("a")) || c.Capacity() != 10 || c.TargetP() != 0.1 {
+	c.addString("a")
+	if !c.Test([]byte("a")) || c.capacityN() != 10 || c.targetRate() != 0.1 {
 		t.Error("seeded add")
 	}
-	c.SetN(42)
-	if c.N() != 42 {
+	c.setN(42)
+	if c.items() != 42 {
 		t.Error("SetN")
 	}
 }

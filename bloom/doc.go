@@ -4,6 +4,11 @@
 // deletion (Counting) and the stable filter for unbounded streams (Stable),
 // sharing one hashing, sizing, statistics (Stats) and encoding core.
 //
+// Every type speaks the vocabulary of docs/LIBRARY.md (constructors from
+// (n, p) and from a Config, Add/Test/TestAndAdd/Remove/Count with *Hash
+// and *Many forms, Merge/Intersect, Stats, encoding), shared with package
+// cuckoo and the sketch packages.
+//
 // A Bloom filter is a set that answers membership queries approximately and
 // takes much less memory than the set itself (Bloom 1970). Test(x) returns
 // false only if x was never added: there are no false negatives. It returns
@@ -30,13 +35,13 @@
 // of Add or Test (each key still costs up to k cache lines; an SBBF's
 // costs one). Both are safe for concurrent use (atomic
 // loads and ORs). To fill a filter that no other goroutine sees yet (a
-// build, before the filter is published), AddManyExclusive and
-// AddHashManyExclusive do the same with plain loads and stores instead of
+// build, before the filter is published), addManyExclusive and
+// addHashManyExclusive do the same with plain loads and stores instead of
 // atomic read-modify-writes, in about half the CPU time of AddMany; a
 // Builder splits that work over two goroutines, hashing and computing
 // positions on the caller's while another sets the bits, which halves the
 // wall time of AddMany when a second core is free (and gains little over
-// AddManyExclusive when every core is busy). Both give exactly the bits and
+// addManyExclusive when every core is busy). Both give exactly the bits and
 // N of calling Add on each key in order, and nothing else may use the
 // filter while they run (see their docs for the rules).
 //
@@ -82,7 +87,7 @@
 // recorded in every encoding so a filter is never probed with another hash.
 // Every operation also takes a precomputed pair (AddHash, TestHash), so a
 // program can hash once and probe many filters, or use another hash such as
-// RedisBloom's MurmurHash64A pair (HashMurmur64A). All index arithmetic is
+// one this package does not compute. All index arithmetic is
 // 64-bit: filters of more than 2^32 bits work, up to MaxBits.
 //
 // # Assumptions
@@ -91,7 +96,7 @@
 // assumes keys that do not depend on it. XXH3 is fast, not cryptographic:
 // anyone who knows the seed (0 by default) can search for keys that test
 // positive. Where keys come from an adversary, give filters a secret seed
-// (Filter.SetHash, ScalableConfig.HashSeed); false negatives remain
+// (ScalableConfig.HashSeed); false negatives remain
 // impossible either way.
 //
 // # Scalable filters
@@ -107,12 +112,12 @@
 // the classic formula tiny first sub-filters do not quite: with the
 // small-filter cost above and the noisy fill of a filter of a few hundred
 // items, a chain with capacity 100, growth 2 and p0 = 1% measures about
-// 1.1%. The default sizing of sub-filters, ChainSizing, therefore enlarges
+// 1.1%. The default sizing of sub-filters therefore enlarges
 // small sub-filters until they meet their rates with high probability (for
 // 0.1% more memory in all): the same chain measures about 0.7% after 10M
 // items. Double hashing cannot reach rates below about 1/(m·k), so
 // sub-filters of a few items at tiny rates (growth 1, small capacity, many
-// links) still exceed theirs; see ChainSizing. A floor on the sub-filters'
+// links) still exceed theirs; see chainsizing.go. A floor on the sub-filters'
 // rate (MinErrorRate) keeps them from underflowing. The add semantics are
 // RedisBloom's, so the same code serves as the server's BF.* filter with
 // RedisBloom's sizing (which has the classic formula's overshoot).
@@ -127,7 +132,7 @@
 // block's eight 32-bit lanes. A lookup touches one 32-byte block: one cache
 // miss, against about k for a Filter, and no division. The price is memory:
 // blocks are unevenly loaded, so at equal size the false-positive rate is
-// higher. SBBFSizing sizes by the block-aware rate (a Poisson mixture over
+// higher. sbbfSizing sizes by the block-aware rate (a Poisson mixture over
 // block loads, evaluated numerically): 10.5 bits per key at p = 1% against
 // 9.6 for the classic filter, 16.9 against 14.4 at 0.1%. The bitset is
 // Parquet's byte for byte (ParquetBitset, NewSBBFFromParquet, AppendParquet,

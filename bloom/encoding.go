@@ -116,7 +116,7 @@ func (f *Filter) appendHeader(b []byte) []byte {
 	b = le.AppendUint32(b, 0) // flags
 	b = le.AppendUint64(b, f.seed)
 	b = le.AppendUint64(b, f.m)
-	b = le.AppendUint64(b, f.N())
+	b = le.AppendUint64(b, f.n.Load())
 	b = le.AppendUint64(b, f.capacity)
 	b = le.AppendUint64(b, math.Float64bits(f.targetP))
 	b = le.AppendUint32(b, 0) // reserved
@@ -170,7 +170,7 @@ var classicFrame = frame[Filter]{
 }
 
 // encodedSize returns the length in bytes of f's encoding: 68 + 8·⌈m/64⌉.
-func (f *Filter) encodedSize() uint64 { return filterHeaderLen + f.SizeBytes() + 4 }
+func (f *Filter) encodedSize() uint64 { return filterHeaderLen + f.sizeBytes() + 4 }
 
 // AppendBinary appends f's encoding (docs/FORMATS.md, "Bloom filter
 // (classic)") to b and returns the extended slice (encoding.BinaryAppender).
@@ -210,7 +210,7 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 
 func (f *Filter) replace(g *Filter) {
 	f.bits, f.m, f.k, f.hashID, f.seed, f.capacity, f.targetP = g.bits, g.m, g.k, g.hashID, g.seed, g.capacity, g.targetP
-	f.n.Store(g.N())
+	f.n.Store(g.items())
 }
 
 // ReadFrom replaces f with one filter read from r (io.ReaderFrom), reading
@@ -299,17 +299,17 @@ func checkLink(cfg *ScalableConfig, f *Filter, i int, total *uint64) error {
 	if f.capacity == 0 || f.targetP == 0 {
 		return codec.Formatf("sub-filter %d has no capacity or error rate", i)
 	}
-	*total += f.SizeBytes() // cannot overflow: bounded by input length or MaxBits·count
+	*total += f.sizeBytes() // cannot overflow: bounded by input length or MaxBits·count
 	if cfg.MaxBytes != 0 && *total > cfg.MaxBytes {
 		return codec.Formatf("sub-filters total %d bytes, over the encoded limit of %d", *total, cfg.MaxBytes)
 	}
 	return nil
 }
 
-func newLinks(filters []*Filter) []Link {
-	links := make([]Link, len(filters))
+func newLinks(filters []*Filter) []link {
+	links := make([]link, len(filters))
 	for i, f := range filters {
-		links[i] = Link{Filter: f, Capacity: f.capacity, ErrorRate: f.targetP}
+		links[i] = link{Filter: f, Capacity: f.capacity, ErrorRate: f.targetP}
 	}
 	return links
 }
@@ -386,15 +386,15 @@ func decodeScalable(data []byte) (*Scalable, []byte, error) {
 }
 
 // SetSizing replaces the Sizing used for future sub-filters (it is not
-// encoded, so a decoded Scalable starts with ChainSizing); nil selects
-// ChainSizing. Not safe for concurrent use.
-func (s *Scalable) SetSizing(fn Sizing) { s.cfg.Sizing = fn }
+// encoded, so a decoded Scalable starts with chainSizingFn); nil selects
+// chainSizingFn. Not safe for concurrent use.
+func (s *Scalable) setSizing(fn Sizing) { s.cfg.Sizing = fn }
 
 // SetMaxBytes replaces the limit on the total bitset bytes that future
 // growth must respect (0 = no limit). Existing sub-filters are kept even if
 // they already exceed it; only growth is refused (ErrTooLarge). Not safe
 // for concurrent use.
-func (s *Scalable) SetMaxBytes(n uint64) { s.cfg.MaxBytes = n }
+func (s *Scalable) setMaxBytes(n uint64) { s.cfg.MaxBytes = n }
 
 // UnmarshalBinary replaces s with the Scalable encoded in data
 // (encoding.BinaryUnmarshaler), which must hold exactly one encoding.

@@ -35,7 +35,7 @@ func (s *SBBF) appendHeader(b []byte) []byte {
 	b = le.AppendUint32(b, 0) // flags
 	b = le.AppendUint64(b, s.seed)
 	b = le.AppendUint64(b, s.blocks)
-	b = le.AppendUint64(b, s.N())
+	b = le.AppendUint64(b, s.items())
 	b = le.AppendUint64(b, s.capacity)
 	b = le.AppendUint64(b, math.Float64bits(s.targetP))
 	b = le.AppendUint32(b, 0) // reserved
@@ -90,7 +90,7 @@ func (s *SBBF) AppendBinary(b []byte) ([]byte, error) {
 
 // MarshalBinary returns s's encoding. It never fails.
 func (s *SBBF) MarshalBinary() ([]byte, error) {
-	return s.AppendBinary(make([]byte, 0, sbbfHeaderLen+s.SizeBytes()+4))
+	return s.AppendBinary(make([]byte, 0, sbbfHeaderLen+s.sizeBytes()+4))
 }
 
 // WriteTo writes s's encoding to w, streaming the bitset.
@@ -100,7 +100,7 @@ func (s *SBBF) WriteTo(w io.Writer) (int64, error) {
 
 func (s *SBBF) replace(g *SBBF) {
 	s.bits, s.blocks, s.seed, s.capacity, s.targetP = g.bits, g.blocks, g.seed, g.capacity, g.targetP
-	s.n.Store(g.N())
+	s.n.Store(g.items())
 }
 
 // UnmarshalBinary replaces s with the SBBF encoded in data, which must hold
@@ -208,7 +208,7 @@ func (c *Counting) AppendBinary(b []byte) ([]byte, error) {
 
 // MarshalBinary returns c's encoding. It never fails.
 func (c *Counting) MarshalBinary() ([]byte, error) {
-	return c.AppendBinary(make([]byte, 0, countingHeaderLen+c.SizeBytes()+4))
+	return c.AppendBinary(make([]byte, 0, countingHeaderLen+c.sizeBytes()+4))
 }
 
 // WriteTo writes c's encoding to w, streaming the counters.
@@ -336,7 +336,7 @@ func (s *Stable) AppendBinary(b []byte) ([]byte, error) {
 
 // MarshalBinary returns s's encoding. It never fails.
 func (s *Stable) MarshalBinary() ([]byte, error) {
-	return s.AppendBinary(make([]byte, 0, stableHeaderLen+s.SizeBytes()+4))
+	return s.AppendBinary(make([]byte, 0, stableHeaderLen+s.sizeBytes()+4))
 }
 
 // WriteTo writes s's encoding to w, streaming the cells.

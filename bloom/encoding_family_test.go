@@ -61,7 +61,7 @@ const (
 func vectorSBBFFilter(t testing.TB) *SBBF {
 	s := mustSBBF(t, 3, 0.1)
 	for _, k := range vectorKeys {
-		s.AddString(k)
+		s.addString(k)
 	}
 	return s
 }
@@ -69,7 +69,7 @@ func vectorSBBFFilter(t testing.TB) *SBBF {
 func vectorCountingFilter(t testing.TB) *Counting {
 	c := mustCounting(t, 3, 0.1)
 	for _, k := range append(vectorKeys, "apple") {
-		c.AddString(k)
+		c.addString(k)
 	}
 	return c
 }
@@ -79,25 +79,25 @@ func vectorStableFilter(t testing.TB) *Stable {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.SetRandSeed(1)
+	s.setRandSeed(1)
 	for _, k := range vectorKeys {
-		s.AddString(k)
+		s.addString(k)
 	}
 	return s
 }
 
 func TestFamilyVectors(t *testing.T) {
 	s := vectorSBBFFilter(t)
-	if s.Blocks() != 1 || s.N() != 3 {
-		t.Fatalf("SBBF vector: blocks %d n %d", s.Blocks(), s.N())
+	if s.numBlocks() != 1 || s.items() != 3 {
+		t.Fatalf("SBBF vector: blocks %d n %d", s.numBlocks(), s.items())
 	}
 	c := vectorCountingFilter(t)
-	if c.M() != 15 || c.K() != 3 || c.N() != 4 || c.words[0] != 0x0100002211300002 || c.CountHash(Hash([]byte("apple"))) != 2 {
-		t.Fatalf("counting vector: m %d k %d n %d word %#x", c.M(), c.K(), c.N(), c.words[0])
+	if c.numBits() != 15 || c.numHashes() != 3 || c.items() != 4 || c.words[0] != 0x0100002211300002 || c.CountHash(Hash([]byte("apple"))) != 2 {
+		t.Fatalf("counting vector: m %d k %d n %d word %#x", c.numBits(), c.numHashes(), c.items(), c.words[0])
 	}
 	st := vectorStableFilter(t)
 	var cells []uint64
-	for x := uint64(0); x < st.M(); x++ {
+	for x := uint64(0); x < st.numBits(); x++ {
 		cells = append(cells, st.cell(x))
 	}
 	if st.words[0] != 0x0000dff000038006 || fmtCells(cells) != "6 0 0 0 0 7 0 0 0 0 0 0 7 7 7 6 0 0 0 0" {
@@ -111,13 +111,13 @@ func TestFamilyVectors(t *testing.T) {
 	}{
 		{"bloom-sbbf", vectorSBBF, mustMarshal(t, s),
 			func(b []byte) (any, []byte, error) { return DecodeSBBF(b) },
-			func(g any) bool { return g.(*SBBF).Equal(s) }},
+			func(g any) bool { return g.(*SBBF).equal(s) }},
 		{"bloom-counting", vectorCounting, mustMarshal(t, c),
 			func(b []byte) (any, []byte, error) { return DecodeCounting(b) },
-			func(g any) bool { return g.(*Counting).Equal(c) }},
+			func(g any) bool { return g.(*Counting).equal(c) }},
 		{"bloom-stable", vectorStable, mustMarshal(t, st),
 			func(b []byte) (any, []byte, error) { return DecodeStable(b) },
-			func(g any) bool { return g.(*Stable).Equal(st) }},
+			func(g any) bool { return g.(*Stable).equal(st) }},
 	} {
 		want := unhex(t, v.hex)
 		if doc := docVector(t, v.name); !bytes.Equal(doc, want) {
@@ -136,7 +136,7 @@ func TestFamilyVectors(t *testing.T) {
 		t.Error("SBBF vector body is not the Parquet bitset")
 	}
 	for _, k := range vectorKeys {
-		if !s.TestString(k) || !c.TestString(k) || !st.TestString(k) {
+		if !s.testString(k) || !c.testString(k) || !st.testString(k) {
 			t.Errorf("vector filters lost %q", k)
 		}
 	}
@@ -211,10 +211,10 @@ func familyEncodings(t testing.TB) map[Kind][][]byte {
 	var buf []byte
 	for _, n := range []uint64{1, 100, 3000} {
 		s := mustSBBF(t, n, 0.01)
-		s.SetHashSeed(n)
+		s.setHashSeed(n)
 		c := mustCounting(t, n, 0.05)
 		st := mustStable(t, 20+n, uint8(1+n%8), 0.02)
-		st.SetRandSeed(n)
+		st.setRandSeed(n)
 		for i := uint64(0); i < n; i++ {
 			buf = userKey(buf, i)
 			s.Add(buf)
@@ -228,7 +228,7 @@ func familyEncodings(t testing.TB) map[Kind][][]byte {
 	}
 	for d := uint8(1); d <= 8; d++ {
 		st, _ := NewStableWithParams(97, d, 3, 5)
-		st.SetRandSeed(uint64(d))
+		st.setRandSeed(uint64(d))
 		for i := uint64(0); i < 50; i++ {
 			st.Add(counterKey(buf, i))
 		}
@@ -296,7 +296,7 @@ func TestFamilyRoundTrip(t *testing.T) {
 	}
 	// A decoded stable filter continues exactly like the original.
 	a := mustStable(t, 500, 2, 0.01)
-	a.SetRandSeed(9)
+	a.setRandSeed(9)
 	for i := uint64(0); i < 300; i++ {
 		a.Add(userKey(buf, i))
 	}
@@ -308,7 +308,7 @@ func TestFamilyRoundTrip(t *testing.T) {
 		a.Add(userKey(buf, i))
 		b.Add(userKey(buf, i))
 	}
-	if !a.Equal(b) {
+	if !a.equal(b) {
 		t.Fatal("decoded stable filter diverges from the original")
 	}
 }
@@ -528,8 +528,8 @@ func FuzzDecodeFamily(f *testing.F) {
 		checkFamily(t, resealFamily(bytes.Clone(data)))
 		if s, rest, err := DecodeParquet(data); err == nil {
 			used := data[:len(data)-len(rest)]
-			if s.SizeBytes() > uint64(len(used)) {
-				t.Fatalf("Parquet decoder allocated %d bytes from %d", s.SizeBytes(), len(used))
+			if s.sizeBytes() > uint64(len(used)) {
+				t.Fatalf("Parquet decoder allocated %d bytes from %d", s.sizeBytes(), len(used))
 			}
 			s.AddHash(1)
 			_ = s.Stats()

@@ -88,7 +88,7 @@ func docVector(t *testing.T, name string) []byte {
 func vectorFilter(t *testing.T) *Filter {
 	f := mustNew(t, 3, 0.1)
 	for _, k := range vectorKeys {
-		f.AddString(k)
+		f.addString(k)
 	}
 	return f
 }
@@ -96,9 +96,9 @@ func vectorFilter(t *testing.T) *Filter {
 func vectorChain(t *testing.T) *Scalable {
 	// The sizing is not encoded; the vector's links are sized by the classic
 	// formula (docs/FORMATS.md).
-	s := mustScalable(t, ScalableConfig{Capacity: 2, ErrorRate: 0.1, Growth: 2, Sizing: ClassicSizing})
+	s := mustScalable(t, ScalableConfig{Capacity: 2, ErrorRate: 0.1, Growth: 2, Sizing: optimalSizing})
 	for _, k := range vectorKeys {
-		if _, err := s.AddString(k); err != nil {
+		if _, err := s.addString(k); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -117,19 +117,19 @@ func TestVectorClassic(t *testing.T) {
 		t.Fatalf("docs/FORMATS.md vector differs from the test's:\n%x\n%x", doc, want)
 	}
 	f := vectorFilter(t)
-	if f.M() != 15 || f.K() != 3 || f.N() != 3 || f.bits[0] != 0x43e1 {
-		t.Fatalf("vector filter m=%d k=%d n=%d word=%#x", f.M(), f.K(), f.N(), f.bits[0])
+	if f.numBits() != 15 || f.numHashes() != 3 || f.items() != 3 || f.bits[0] != 0x43e1 {
+		t.Fatalf("vector filter m=%d k=%d n=%d word=%#x", f.numBits(), f.numHashes(), f.items(), f.bits[0])
 	}
 	got, _ := f.MarshalBinary()
 	if !bytes.Equal(got, want) {
 		t.Fatalf("encoding differs from the vector:\n%s", hex.Dump(got))
 	}
 	g, rest, err := Decode(want)
-	if err != nil || len(rest) != 0 || !g.Equal(f) || g.Capacity() != 3 || g.TargetP() != 0.1 || g.HashID() != HashXXH3_128 {
+	if err != nil || len(rest) != 0 || !g.equal(f) || g.capacityN() != 3 || g.targetRate() != 0.1 || g.hashKind() != HashXXH3_128 {
 		t.Fatalf("decoding the vector: %v", err)
 	}
 	for _, k := range vectorKeys {
-		if !g.TestString(k) {
+		if !g.testString(k) {
 			t.Fatalf("decoded vector lost %q", k)
 		}
 	}
@@ -145,9 +145,9 @@ func TestVectorScalable(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("encoding differs from the vector:\n%s", hex.Dump(got))
 	}
-	links := s.Links()
-	if len(links) != 2 || links[0].Filter.M() != 13 || links[0].Filter.K() != 5 || links[0].Filter.N() != 2 ||
-		links[1].Filter.M() != 31 || links[1].Filter.K() != 5 || links[1].Filter.N() != 1 ||
+	links := s.linkList()
+	if len(links) != 2 || links[0].Filter.numBits() != 13 || links[0].Filter.numHashes() != 5 || links[0].Filter.items() != 2 ||
+		links[1].Filter.numBits() != 31 || links[1].Filter.numHashes() != 5 || links[1].Filter.items() != 1 ||
 		links[0].ErrorRate != 0.05 || links[1].ErrorRate != 0.025 || links[1].Capacity != 4 {
 		t.Fatalf("vector chain differs from the documented one")
 	}
@@ -156,11 +156,11 @@ func TestVectorScalable(t *testing.T) {
 		t.Fatalf("decoding the vector: %v", err)
 	}
 	again, _ := d.MarshalBinary()
-	if !bytes.Equal(again, want) || d.N() != 3 || d.Config().Tightening != 0.5 {
+	if !bytes.Equal(again, want) || d.items() != 3 || d.config().Tightening != 0.5 {
 		t.Fatal("decoded vector does not re-encode identically")
 	}
 	for _, k := range vectorKeys {
-		if !d.TestString(k) {
+		if !d.testString(k) {
 			t.Fatalf("decoded vector lost %q", k)
 		}
 	}
@@ -175,27 +175,27 @@ func encodings(t testing.TB) (classic, scalable [][]byte) {
 	}
 	f, _ := New(3, 0.1)
 	for _, k := range vectorKeys {
-		f.AddString(k)
+		f.addString(k)
 	}
 	add(f)
 	g, _ := NewWithMK(200, 4)
-	_ = g.SetHash(HashMurmur64A, 0)
+	_ = g.setHash(hashMurmur64A, 0)
 	g.AddHash(1, 2)
 	add(g)
 	h, _ := NewWithMK(128, 2)
-	_ = h.SetHash(HashXXH3_128, 77)
+	_ = h.setHash(HashXXH3_128, 77)
 	add(h)
 	addS := func(s *Scalable) {
 		b, _ := s.MarshalBinary()
 		scalable = append(scalable, b)
 	}
-	s, _ := NewScalable(ScalableConfig{Capacity: 2, ErrorRate: 0.1, Growth: 2})
+	s, _ := NewScalableWithConfig(ScalableConfig{Capacity: 2, ErrorRate: 0.1, Growth: 2})
 	for _, k := range vectorKeys {
-		_, _ = s.AddString(k)
+		_, _ = s.addString(k)
 	}
 	addS(s)
-	s2, _ := NewScalable(ScalableConfig{Capacity: 5, ErrorRate: 0.2, MaxBytes: 1000, HashSeed: 3})
-	_, _ = s2.AddString("x")
+	s2, _ := NewScalableWithConfig(ScalableConfig{Capacity: 5, ErrorRate: 0.2, MaxBytes: 1000, HashSeed: 3})
+	_, _ = s2.addString("x")
 	addS(s2)
 	return classic, scalable
 }
@@ -212,11 +212,11 @@ func TestRoundTripAndRest(t *testing.T) {
 	}
 	tail := []byte{0xde, 0xad, 0xbe, 0xef}
 	g, rest, err := Decode(append(enc, tail...))
-	if err != nil || !bytes.Equal(rest, tail) || !g.Equal(f) {
+	if err != nil || !bytes.Equal(rest, tail) || !g.equal(f) {
 		t.Fatalf("Decode with tail: rest=%x err=%v", rest, err)
 	}
 	var u Filter
-	if err := u.UnmarshalBinary(enc); err != nil || !u.Equal(f) {
+	if err := u.UnmarshalBinary(enc); err != nil || !u.equal(f) {
 		t.Fatalf("UnmarshalBinary: %v", err)
 	}
 	if err := u.UnmarshalBinary(append(enc, tail...)); !errors.Is(err, ErrFormat) {
@@ -238,7 +238,7 @@ func TestRoundTripAndRest(t *testing.T) {
 	if err != nil || !bytes.Equal(rest, tail) {
 		t.Fatalf("DecodeScalable with tail: %v", err)
 	}
-	if again, _ := d.MarshalBinary(); !bytes.Equal(again, senc) || d.N() != s.N() || d.SizeBytes() != s.SizeBytes() {
+	if again, _ := d.MarshalBinary(); !bytes.Equal(again, senc) || d.items() != s.items() || d.sizeBytes() != s.sizeBytes() {
 		t.Fatal("scalable round trip differs")
 	}
 	var us Scalable
@@ -247,8 +247,8 @@ func TestRoundTripAndRest(t *testing.T) {
 	}
 	// UnmarshalBinary keeps the receiver's Sizing.
 	sizing := func(n uint64, p float64) (uint64, uint32, error) { return 64, 1, nil }
-	us.SetSizing(sizing)
-	if err := us.UnmarshalBinary(senc); err != nil || us.Config().Sizing == nil || us.Config().Capacity != 1000 {
+	us.setSizing(sizing)
+	if err := us.UnmarshalBinary(senc); err != nil || us.config().Sizing == nil || us.config().Capacity != 1000 {
 		t.Fatalf("Scalable.UnmarshalBinary: %v", err)
 	}
 
@@ -268,7 +268,7 @@ func TestRoundTripAndRest(t *testing.T) {
 	r := bytes.NewReader(stream.Bytes())
 	var rf, rf2 Filter
 	var rs Scalable
-	if n, err := rf.ReadFrom(r); err != nil || n != int64(len(enc)) || !rf.Equal(f) {
+	if n, err := rf.ReadFrom(r); err != nil || n != int64(len(enc)) || !rf.equal(f) {
 		t.Fatalf("ReadFrom 1: %d %v", n, err)
 	}
 	if n, err := rs.ReadFrom(r); err != nil || n != int64(len(senc)) {
@@ -277,7 +277,7 @@ func TestRoundTripAndRest(t *testing.T) {
 	if again, _ := rs.MarshalBinary(); !bytes.Equal(again, senc) {
 		t.Fatal("Scalable.ReadFrom differs")
 	}
-	if _, err := rf2.ReadFrom(r); err != nil || !rf2.Equal(f) {
+	if _, err := rf2.ReadFrom(r); err != nil || !rf2.equal(f) {
 		t.Fatalf("ReadFrom 3: %v", err)
 	}
 	if _, err := rf2.ReadFrom(r); err != io.EOF {

@@ -24,7 +24,7 @@ const (
 	// memory access.
 	MaxK uint32 = 2048
 
-	// MinP is the smallest false-positive rate ClassicSizing (and so New
+	// MinP is the smallest false-positive rate optimalSizing (and so New
 	// and NewCounting) accepts: 2^-64 ≈ 5.42e-20, the rate at which the
 	// classic optimum reaches k = 64 probes and m/n = 64/ln 2 ≈ 92.3 bits
 	// per key. Each halving of p below it would cost one more probe per
@@ -32,7 +32,7 @@ const (
 	// hashing a key's probes depend only on its hash pair reduced mod m, and
 	// keys whose stride h2 is a multiple of m (probability 1/m) probe far
 	// fewer than k distinct bits, which keeps every Filter's measured rate
-	// above about 1/(m·k) (see ChainSizing) — at least 2^-51 for any m ≤
+	// above about 1/(m·k) (see chainsizing.go) — at least 2^-51 for any m ≤
 	// MaxBits and k ≤ MaxK, far above 2^-64. A request such as p = 1e-300
 	// (k = 997 probes and 1438 bits per key) is therefore refused instead of
 	// served by a filter that cannot meet it. The floor is about the 64-bit
@@ -40,7 +40,7 @@ const (
 	// share a whole XXH3-128 pair with probability 2^-128.
 	//
 	// Scalable chains are not bounded by MinP: their sub-filters' rates
-	// have their own floor, ScalableConfig.MinErrorRate, and ChainSizing
+	// have their own floor, ScalableConfig.MinErrorRate, and the default sizing
 	// accepts any p in (0, 1).
 	MinP = 0x1p-64
 )
@@ -53,22 +53,22 @@ const (
 // computed in uint64 wrap-around arithmetic, where (h1, h2) is the key's hash
 // pair (see Hash and HashID). Bit x lives in word x/64 at bit x mod 64; the
 // words serialize little-endian, so bit x is also byte x/8 under mask
-// 1<<(x mod 8) (the layout RedisBloom uses).
+// 1<<(x mod 8) (the layout of RedisBloom's dumps).
 //
 // Memory: 8·⌈m/64⌉ bytes plus a fixed header. Add and Test cost one hash of
 // the key plus at most k memory accesses and k 64-bit divisions; Test stops
 // at the first clear bit. They do not allocate.
 //
-// Concurrency: Add, Test, TestAndAdd, their Hash/String/Many forms, N, Stats,
-// Clone, ReadBitsAt, Union and Intersect (on the receiver) and the encoders
+// Concurrency: Add, Test, TestAndAdd, their Hash and Many forms, Stats,
+// Merge and Intersect (on the receiver) and the encoders
 // are safe to call from many goroutines at once: bits are read with
 // atomic.LoadUint64 and set with atomic.OrUint64, never with a lock. A Test
 // that runs concurrently with an Add of the same key may see it or not; once
 // Add has returned, every later Test of that key reports true. An encoding
 // taken during concurrent Adds holds a valid filter containing at least the
-// keys added before the encoding started. SetN, SetHash, WriteBitsAt and
-// UnmarshalBinary/ReadFrom replace state and must not run concurrently with
-// other use of the same Filter. AddManyExclusive and AddHashManyExclusive
+// keys added before the encoding started. UnmarshalBinary/ReadFrom replace
+// state and must not run concurrently with
+// other use of the same Filter. addManyExclusive and addHashManyExclusive
 // are the batch adds without atomic instructions, for a filter that is not
 // yet shared (a build): they too must not run concurrently with any other
 // use of the Filter.
@@ -76,7 +76,7 @@ const (
 // The zero Filter is not usable; create one with New or NewWithMK, or call
 // UnmarshalBinary / ReadFrom on it. On the zero value the methods
 // that read or change bits (Add, Test and their forms, Stats, Compatible,
-// Union, Intersect, the encoders) panic with a message naming these; the
+// Merge, Intersect, the encoders) panic with a message naming these; the
 // getters (M, K, N, SizeBytes, …) return zeros.
 type Filter struct {
 	bits     []uint64
@@ -89,7 +89,7 @@ type Filter struct {
 	targetP  float64 // p the filter was sized for; 0 if unknown
 }
 
-// ClassicSizing returns the classic optimal parameters for n items at
+// optimalSizing returns the classic optimal parameters for n items at
 // false-positive rate p:
 //
 //	m = ⌈−n·ln p / (ln 2)²⌉ bits,   k = round((m/n)·ln 2), at least 1.
@@ -100,18 +100,18 @@ type Filter struct {
 // why no smaller rate is useful), and one wrapping ErrTooLarge if m would
 // exceed MaxBits. Every n ≥ 1 with p in [MinP, 1) that fits MaxBits is
 // valid: for example n = 1, p = MinP gives m = 93, k = 64, and n = 1,
-// p = 1e-300 is refused. ClassicSizing is a Sizing.
-func ClassicSizing(n uint64, p float64) (m uint64, k uint32, err error) {
+// p = 1e-300 is refused. optimalSizing is a Sizing.
+func optimalSizing(n uint64, p float64) (m uint64, k uint32, err error) {
 	if n != 0 && !(p >= MinP && p < 1) {
 		return 0, 0, fmt.Errorf("%w: false-positive rate p must be in [MinP, 1), MinP = 2^-64 (%.4g, where k reaches 64 probes), got %v", ErrInvalidParameter, MinP, p)
 	}
 	return classicSizing(n, p)
 }
 
-// classicSizing is ClassicSizing without the floor MinP: it validates n ≥ 1
+// classicSizing is optimalSizing without the floor MinP: it validates n ≥ 1
 // and p in (0, 1) only. For p below MinP it still returns quickly, with k at
 // most about 1076 for any representable p > 0 (within MaxK) and m checked
-// against MaxBits; nothing is allocated. ChainSizing uses it, because a
+// against MaxBits; nothing is allocated. chainSizingFn uses it, because a
 // Scalable bounds its sub-filters' rates with its own floor
 // (ScalableConfig.MinErrorRate, 1e-300 by default).
 func classicSizing(n uint64, p float64) (m uint64, k uint32, err error) {
@@ -141,12 +141,12 @@ func classicSizing(n uint64, p float64) (m uint64, k uint32, err error) {
 	return m, k, nil
 }
 
-// New returns an empty Filter sized by ClassicSizing for n items at
+// New returns an empty Filter sized by optimalSizing for n items at
 // false-positive rate p, using hash HashXXH3_128 with seed 0. Errors are
-// those of ClassicSizing. The returned filter records n and p as its
+// those of optimalSizing. The returned filter records n and p as its
 // capacity and target p (see Stats). It allocates 8·⌈m/64⌉ bytes.
 func New(n uint64, p float64) (*Filter, error) {
-	m, k, err := ClassicSizing(n, p)
+	m, k, err := optimalSizing(n, p)
 	if err != nil {
 		return nil, err
 	}
@@ -196,10 +196,10 @@ func words(m uint64) uint64 { return (m + 63) >> 6 }
 // given seed. It changes no bits: call it before adding anything. The key
 // methods then hash with (id, seed); for an id other than HashXXH3_128 they
 // panic (see CanHashKeys). Programs that
-// hash themselves (the RedisBloom layer, with HashMurmur64A) use the *Hash
+// hash themselves (the RedisBloom layer, with hashMurmur64A) use the *Hash
 // methods only. id 0 is reserved and gives ErrInvalidParameter. Not safe for
 // concurrent use.
-func (f *Filter) SetHash(id HashID, seed uint64) error {
+func (f *Filter) setHash(id HashID, seed uint64) error {
 	if id == 0 {
 		return fmt.Errorf("%w: hash ID 0 is reserved", ErrInvalidParameter)
 	}
@@ -209,42 +209,42 @@ func (f *Filter) SetHash(id HashID, seed uint64) error {
 
 // HashID returns the ID of the hash function the filter's bits were built
 // with (HashXXH3_128 unless SetHash changed it).
-func (f *Filter) HashID() HashID { return f.hashID }
+func (f *Filter) hashKind() HashID { return f.hashID }
 
 // HashSeed returns the seed of the filter's hash function.
-func (f *Filter) HashSeed() uint64 { return f.seed }
+func (f *Filter) hashSeed() uint64 { return f.seed }
 
 // M returns the number of bits m.
-func (f *Filter) M() uint64 { return f.m }
+func (f *Filter) numBits() uint64 { return f.m }
 
 // K returns the number of probes k per key.
-func (f *Filter) K() uint32 { return f.k }
+func (f *Filter) numHashes() uint32 { return f.k }
 
 // N returns the number of items added: the number of Add-type calls that set
 // at least one new bit. An add whose k bits were all already set (a
 // duplicate, or a false positive) does not count, so N ≤ the number of
-// distinct keys added; this is RedisBloom's "size". Union and Intersect
+// distinct keys added; this is RedisBloom's "size". Merge and Intersect
 // change N (see there); SetN overwrites it. Safe for concurrent use.
-func (f *Filter) N() uint64 { return f.n.Load() }
+func (f *Filter) items() uint64 { return f.n.Load() }
 
 // SetN overwrites the item count, for restoring a filter from an external
 // dump. It changes no bits.
-func (f *Filter) SetN(n uint64) { f.n.Store(n) }
+func (f *Filter) setN(n uint64) { f.n.Store(n) }
 
 // Capacity returns the number of items the filter was sized for (New's n),
 // or 0 if it was built from raw m and k.
-func (f *Filter) Capacity() uint64 { return f.capacity }
+func (f *Filter) capacityN() uint64 { return f.capacity }
 
 // TargetP returns the false-positive rate the filter was sized for (New's
 // p), or 0 if it was built from raw m and k.
-func (f *Filter) TargetP() float64 { return f.targetP }
+func (f *Filter) targetRate() float64 { return f.targetP }
 
 // SetSizing records the capacity and target false-positive rate a filter
 // built with NewWithMK was sized for (Scalable does this for its links). It
 // changes no bits; values are reported by Stats and encoded. p must be 0
 // (unknown) or in (0, 1): ErrInvalidParameter otherwise. Not safe for
 // concurrent use.
-func (f *Filter) SetSizing(capacity uint64, p float64) error {
+func (f *Filter) setSizing(capacity uint64, p float64) error {
 	if !(p == 0 || (p > 0 && p < 1)) {
 		return fmt.Errorf("%w: target p must be 0 or in (0, 1), got %v", ErrInvalidParameter, p)
 	}
@@ -253,7 +253,7 @@ func (f *Filter) SetSizing(capacity uint64, p float64) error {
 }
 
 // SizeBytes returns the size of the bitset in bytes: 8·⌈m/64⌉.
-func (f *Filter) SizeBytes() uint64 { return uint64(len(f.bits)) * 8 }
+func (f *Filter) sizeBytes() uint64 { return uint64(len(f.bits)) * 8 }
 
 // Add inserts key and reports whether at least one of its k bits was newly
 // set ("added"). A false result means key, or a set of keys colliding on all
@@ -265,7 +265,7 @@ func (f *Filter) Add(key []byte) bool {
 }
 
 // AddString is Add for a string key (no copy).
-func (f *Filter) AddString(key string) bool {
+func (f *Filter) addString(key string) bool {
 	h1, h2 := keyHashString(f.hashID, f.seed, key, zeroFilter)
 	return f.AddHash(h1, h2)
 }
@@ -311,7 +311,7 @@ func (f *Filter) Test(key []byte) bool {
 }
 
 // TestString is Test for a string key (no copy).
-func (f *Filter) TestString(key string) bool {
+func (f *Filter) testString(key string) bool {
 	h1, h2 := keyHashString(f.hashID, f.seed, key, zeroFilter)
 	return f.TestHash(h1, h2)
 }
@@ -370,7 +370,7 @@ const batchPositions = 256
 // and N) as calling Add on each key in order. It groups the keys so that
 // their cache misses overlap (see batchPositions); bits are still set with
 // atomic operations. No allocation. Safe for concurrent use. To fill a
-// filter that no other goroutine uses yet, AddManyExclusive gives the same
+// filter that no other goroutine uses yet, addManyExclusive gives the same
 // result in about half the time.
 func (f *Filter) AddMany(keys [][]byte) {
 	if f.m == 0 {
@@ -539,8 +539,8 @@ func (f *Filter) Stats() Stats {
 	return Stats{
 		M:                    f.m,
 		K:                    f.k,
-		Bytes:                f.SizeBytes(),
-		N:                    f.N(),
+		Bytes:                f.sizeBytes(),
+		N:                    f.items(),
 		SetBits:              set,
 		FillRatio:            fill,
 		EstimatedFPR:         math.Pow(fill, k),
@@ -553,7 +553,7 @@ func (f *Filter) Stats() Stats {
 // Compatible returns nil if f and g can be merged: same m, k, hash ID and
 // hash seed. Otherwise it returns an error wrapping ErrIncompatible that
 // names both values, e.g. "bloom: incompatible filters: k 7 != k 5".
-func (f *Filter) Compatible(g *Filter) error {
+func (f *Filter) compatible(g *Filter) error {
 	if f.m == 0 || g.m == 0 {
 		zeroPanic(zeroFilter)
 	}
@@ -570,17 +570,17 @@ func (f *Filter) Compatible(g *Filter) error {
 	return nil
 }
 
-// Union sets f to the union of f and g (bitwise OR), so f then tests
+// Merge sets f to the union of f and g (bitwise OR), so f then tests
 // positive for every key added to either; its false-positive rate is that
 // of a filter holding both sets. The filters must be Compatible; otherwise
-// f is unchanged and the error wraps ErrIncompatible. N becomes f.N()+g.N()
-// (saturating), an upper bound on the items added to either; f.Union(f)
+// f is unchanged and the error wraps ErrIncompatible. N becomes f.items()+g.items()
+// (saturating), an upper bound on the items added to either; f.Merge(f)
 // changes nothing. Capacity and
 // target p are kept. Cost: one pass over m/64 words. Concurrent Adds to f
 // and g are safe; the result contains at least the keys added to either
-// before Union started.
-func (f *Filter) Union(g *Filter) error {
-	if err := f.Compatible(g); err != nil {
+// before Merge started.
+func (f *Filter) Merge(g *Filter) error {
+	if err := f.compatible(g); err != nil {
 		return err
 	}
 	if g == f {
@@ -591,7 +591,7 @@ func (f *Filter) Union(g *Filter) error {
 			atomic.OrUint64(&f.bits[i], v)
 		}
 	}
-	s, c := bits.Add64(f.N(), g.N(), 0)
+	s, c := bits.Add64(f.items(), g.items(), 0)
 	if c != 0 {
 		s = math.MaxUint64
 	}
@@ -604,23 +604,23 @@ func (f *Filter) Union(g *Filter) error {
 // false-positive rate can be higher than that of a filter built from the
 // intersection of the two sets. The filters must be Compatible; otherwise f
 // is unchanged and the error wraps ErrIncompatible. N becomes
-// min(f.N(), g.N()), an upper bound on the items in both. Cost: one pass
+// min(f.items(), g.items()), an upper bound on the items in both. Cost: one pass
 // over m/64 words. Must not run concurrently with Adds to f (they could be
 // lost); concurrent Tests are safe.
 func (f *Filter) Intersect(g *Filter) error {
-	if err := f.Compatible(g); err != nil {
+	if err := f.compatible(g); err != nil {
 		return err
 	}
 	for i := range f.bits {
 		atomic.AndUint64(&f.bits[i], atomic.LoadUint64(&g.bits[i]))
 	}
-	f.n.Store(min(f.N(), g.N()))
+	f.n.Store(min(f.items(), g.items()))
 	return nil
 }
 
 // Clone returns an independent copy of f. Cost: one allocation of
-// SizeBytes() and one pass. Safe for concurrent use (see Filter).
-func (f *Filter) Clone() *Filter {
+// sizeBytes() and one pass. Safe for concurrent use (see Filter).
+func (f *Filter) clone() *Filter {
 	c := &Filter{
 		bits:     make([]uint64, len(f.bits)),
 		m:        f.m,
@@ -630,7 +630,7 @@ func (f *Filter) Clone() *Filter {
 		capacity: f.capacity,
 		targetP:  f.targetP,
 	}
-	c.n.Store(f.N())
+	c.n.Store(f.items())
 	for i := range f.bits {
 		c.bits[i] = atomic.LoadUint64(&f.bits[i])
 	}
@@ -639,8 +639,8 @@ func (f *Filter) Clone() *Filter {
 
 // Equal reports whether f and g have the same parameters (m, k, hash ID,
 // seed, capacity, target p), the same N and the same bits.
-func (f *Filter) Equal(g *Filter) bool {
-	if f.Compatible(g) != nil || f.N() != g.N() || f.capacity != g.capacity ||
+func (f *Filter) equal(g *Filter) bool {
+	if f.compatible(g) != nil || f.items() != g.items() || f.capacity != g.capacity ||
 		math.Float64bits(f.targetP) != math.Float64bits(g.targetP) {
 		return false
 	}
@@ -653,13 +653,13 @@ func (f *Filter) Equal(g *Filter) bool {
 }
 
 // ReadBitsAt copies the raw bitset, starting at byte offset off, into dst
-// and returns the number of bytes copied: min(len(dst), SizeBytes()−off),
-// or 0 if off ≥ SizeBytes(). Byte j of the bitset holds bits 8j … 8j+7, bit
+// and returns the number of bytes copied: min(len(dst), sizeBytes()−off),
+// or 0 if off ≥ sizeBytes(). Byte j of the bitset holds bits 8j … 8j+7, bit
 // x under mask 1<<(x mod 8) (the little-endian serialization of the words).
 // This is the data part of RedisBloom's SCANDUMP. No allocation. Safe for
 // concurrent use (bytes set concurrently may or may not be seen).
-func (f *Filter) ReadBitsAt(dst []byte, off uint64) int {
-	size := f.SizeBytes()
+func (f *Filter) readBitsAt(dst []byte, off uint64) int {
+	size := f.sizeBytes()
 	if off >= size {
 		return 0
 	}
@@ -680,12 +680,12 @@ func (f *Filter) ReadBitsAt(dst []byte, off uint64) int {
 // WriteBitsAt overwrites the raw bitset at byte offset off with src (the
 // inverse of ReadBitsAt; RedisBloom's LOADCHUNK). It returns an error
 // wrapping ErrInvalidParameter, and changes nothing, if off+len(src) >
-// SizeBytes(). Bits at positions ≥ M() (padding in the last word) are kept
+// sizeBytes(). Bits at positions ≥ numBits() (padding in the last word) are kept
 // zero. It does not change N (use SetN). It may clear bits, so it must not
 // run concurrently with Adds to f (they could be lost); it never tears a
 // concurrent Test's word read.
-func (f *Filter) WriteBitsAt(src []byte, off uint64) error {
-	size := f.SizeBytes()
+func (f *Filter) writeBitsAt(src []byte, off uint64) error {
+	size := f.sizeBytes()
 	if off > size || uint64(len(src)) > size-off {
 		return fmt.Errorf("%w: writing %d bytes at offset %d overflows the %d-byte bitset", ErrInvalidParameter, len(src), off, size)
 	}

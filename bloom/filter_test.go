@@ -31,7 +31,7 @@ func TestNoFalseNegatives(t *testing.T) {
 			}
 			for i := uint64(0); i < n; i++ {
 				buf = fam.key(buf, i)
-				if !f.Test(buf) || !f.TestString(string(buf)) {
+				if !f.Test(buf) || !f.testString(string(buf)) {
 					t.Fatalf("false negative for key %q", buf)
 				}
 			}
@@ -54,11 +54,11 @@ func TestNoFalseNegatives(t *testing.T) {
 	t.Run("string-forms", func(t *testing.T) {
 		f := mustNew(t, 1000, 0.01)
 		for i := range 1000 {
-			f.AddString(fmt.Sprintf("user-%d", i))
+			f.addString(fmt.Sprintf("user-%d", i))
 		}
 		for i := range 1000 {
 			k := fmt.Sprintf("user-%d", i)
-			if !f.Test([]byte(k)) || !f.TestString(k) {
+			if !f.Test([]byte(k)) || !f.testString(k) {
 				t.Fatalf("false negative for %q", k)
 			}
 		}
@@ -70,7 +70,7 @@ func TestAddReportsNewBitsAndCountsN(t *testing.T) {
 	if !f.Add([]byte("x")) {
 		t.Fatal("first Add reported not added")
 	}
-	if f.Add([]byte("x")) || f.AddString("x") {
+	if f.Add([]byte("x")) || f.addString("x") {
 		t.Fatal("second Add reported added")
 	}
 	if !f.TestAndAdd([]byte("x")) {
@@ -79,7 +79,7 @@ func TestAddReportsNewBitsAndCountsN(t *testing.T) {
 	if f.TestAndAdd([]byte("y")) {
 		t.Fatal("TestAndAdd of new key reported present")
 	}
-	if got := f.N(); got != 2 {
+	if got := f.items(); got != 2 {
 		t.Fatalf("N = %d, want 2", got)
 	}
 	h1, h2 := Hash([]byte("z"))
@@ -89,11 +89,11 @@ func TestAddReportsNewBitsAndCountsN(t *testing.T) {
 	if !f.Test([]byte("z")) {
 		t.Fatal("key added by hash pair not found by key")
 	}
-	if s1, s2 := HashString("z"); s1 != h1 || s2 != h2 {
+	if s1, s2 := hashString("z"); s1 != h1 || s2 != h2 {
 		t.Fatal("HashString != Hash")
 	}
-	f.SetN(42)
-	if f.N() != 42 {
+	f.setN(42)
+	if f.items() != 42 {
 		t.Fatal("SetN")
 	}
 }
@@ -122,11 +122,11 @@ func TestProbePositions(t *testing.T) {
 		for i := uint64(0); i < uint64(c.k); i++ {
 			want[(c.h1+i*c.h2)%c.m] = true
 		}
-		if !f.AddHash(c.h1, c.h2) || f.N() != 1 {
+		if !f.AddHash(c.h1, c.h2) || f.items() != 1 {
 			t.Fatalf("%+v: AddHash on empty filter reported not added", c)
 		}
-		raw := make([]byte, f.SizeBytes())
-		f.ReadBitsAt(raw, 0)
+		raw := make([]byte, f.sizeBytes())
+		f.readBitsAt(raw, 0)
 		for x := uint64(0); x < c.m; x++ {
 			set := raw[x>>3]&(1<<(x&7)) != 0
 			if set != want[x] {
@@ -156,7 +156,7 @@ func TestConstructorParameterTable(t *testing.T) {
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
 				t.Errorf("New/NewCounting(%d, %v) allocated %d bytes", n, p, alloc)
 			}
-			// NewCounting sizes with ClassicSizing too: the same verdict.
+			// NewCounting sizes with optimalSizing too: the same verdict.
 			if (err == nil) != (cerr == nil) || (cerr == nil) != (c != nil) ||
 				(err != nil && errors.Is(err, ErrInvalidParameter) != errors.Is(cerr, ErrInvalidParameter)) {
 				t.Errorf("NewCounting(%d, %v) = %v; New gave %v", n, p, cerr, err)
@@ -184,8 +184,8 @@ func TestConstructorParameterTable(t *testing.T) {
 				t.Errorf("New(%d, %v): %v", n, p, err)
 				continue
 			}
-			if f.M() != 10 || f.K() != 7 || f.Capacity() != n || f.TargetP() != p {
-				t.Errorf("New(%d, %v): m=%d k=%d cap=%d p=%v, want m=10 k=7", n, p, f.M(), f.K(), f.Capacity(), f.TargetP())
+			if f.numBits() != 10 || f.numHashes() != 7 || f.capacityN() != n || f.targetRate() != p {
+				t.Errorf("New(%d, %v): m=%d k=%d cap=%d p=%v, want m=10 k=7", n, p, f.numBits(), f.numHashes(), f.capacityN(), f.targetRate())
 			}
 			if !f.Add([]byte("a")) || !f.Test([]byte("a")) {
 				t.Errorf("New(%d, %v): filter does not work", n, p)
@@ -197,26 +197,26 @@ func TestConstructorParameterTable(t *testing.T) {
 // TestMinP pins the floor on p: MinP = 2^-64 itself is valid (k = 64
 // probes, 93 bits for one key), the next smaller float64 and every rate
 // down to the smallest subnormal are ErrInvalidParameter, for New,
-// NewCounting and ClassicSizing alike. ChainSizing, which sizes a
+// NewCounting and optimalSizing alike. chainSizingFn, which sizes a
 // Scalable's sub-filters (bounded by MinErrorRate instead), has no such
 // floor.
 func TestMinP(t *testing.T) {
 	if MinP != 1.0/(1<<32)/(1<<32) {
 		t.Fatalf("MinP = %v, want 2^-64", MinP)
 	}
-	m, k, err := ClassicSizing(1, MinP)
+	m, k, err := optimalSizing(1, MinP)
 	if err != nil || m != 93 || k != 64 {
-		t.Errorf("ClassicSizing(1, MinP) = %d, %d, %v; want 93, 64", m, k, err)
+		t.Errorf("optimalSizing(1, MinP) = %d, %d, %v; want 93, 64", m, k, err)
 	}
-	if m, k, err := ClassicSizing(1e6, MinP); err != nil || k != 64 || m != 92332483 {
-		t.Errorf("ClassicSizing(1e6, MinP) = %d, %d, %v", m, k, err)
+	if m, k, err := optimalSizing(1e6, MinP); err != nil || k != 64 || m != 92332483 {
+		t.Errorf("optimalSizing(1e6, MinP) = %d, %d, %v", m, k, err)
 	}
-	if f, err := New(3, MinP); err != nil || f.K() != 64 || !f.Add([]byte("x")) || !f.Test([]byte("x")) {
+	if f, err := New(3, MinP); err != nil || f.numHashes() != 64 || !f.Add([]byte("x")) || !f.Test([]byte("x")) {
 		t.Errorf("New(3, MinP): %v", err)
 	}
 	for _, p := range []float64{math.Nextafter(MinP, 0), 1e-20, 1e-100, 1e-300, math.SmallestNonzeroFloat64} {
-		if _, _, err := ClassicSizing(1, p); !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), "MinP") {
-			t.Errorf("ClassicSizing(1, %v): %v", p, err)
+		if _, _, err := optimalSizing(1, p); !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), "MinP") {
+			t.Errorf("optimalSizing(1, %v): %v", p, err)
 		}
 		if f, err := New(1000, p); !errors.Is(err, ErrInvalidParameter) || f != nil {
 			t.Errorf("New(1000, %v): %v", p, err)
@@ -224,13 +224,13 @@ func TestMinP(t *testing.T) {
 		if c, err := NewCounting(1000, p); !errors.Is(err, ErrInvalidParameter) || c != nil {
 			t.Errorf("NewCounting(1000, %v): %v", p, err)
 		}
-		if _, k, err := ChainSizing(10, p); err != nil || k > MaxK {
-			t.Errorf("ChainSizing(10, %v) = k %d, %v; want no floor", p, k, err)
+		if _, k, err := chainSizingFn(10, p); err != nil || k > MaxK {
+			t.Errorf("chainSizingFn(10, %v) = k %d, %v; want no floor", p, k, err)
 		}
 	}
 	// n = 0 is reported as such, whatever p.
-	if _, _, err := ClassicSizing(0, 1e-300); err == nil || !strings.Contains(err.Error(), "capacity") {
-		t.Errorf("ClassicSizing(0, 1e-300): %v", err)
+	if _, _, err := optimalSizing(0, 1e-300); err == nil || !strings.Contains(err.Error(), "capacity") {
+		t.Errorf("optimalSizing(0, 1e-300): %v", err)
 	}
 }
 
@@ -248,9 +248,9 @@ func TestClassicSizingFormula(t *testing.T) {
 		{1e6, 0.001, 14377588, 10, ""},
 		{1, 0.9999, 1, 1, ""},
 	} {
-		m, k, err := ClassicSizing(c.n, c.p)
+		m, k, err := optimalSizing(c.n, c.p)
 		if err != nil || m != c.m || k != c.k {
-			t.Errorf("ClassicSizing(%d, %v) = %d, %d, %v; want %d, %d", c.n, c.p, m, k, err, c.m, c.k)
+			t.Errorf("optimalSizing(%d, %v) = %d, %d, %v; want %d, %d", c.n, c.p, m, k, err, c.m, c.k)
 		}
 	}
 }
@@ -274,8 +274,8 @@ func TestNewWithMKParameterTable(t *testing.T) {
 		if !errors.Is(err, c.want) || (c.want == nil) != (f != nil) {
 			t.Errorf("NewWithMK(%d, %d) = %v; want %v", c.m, c.k, err, c.want)
 		}
-		if f != nil && (f.Capacity() != 0 || f.TargetP() != 0 || f.SizeBytes() != words(c.m)*8) {
-			t.Errorf("NewWithMK(%d, %d): capacity %d, target %v, bytes %d", c.m, c.k, f.Capacity(), f.TargetP(), f.SizeBytes())
+		if f != nil && (f.capacityN() != 0 || f.targetRate() != 0 || f.sizeBytes() != words(c.m)*8) {
+			t.Errorf("NewWithMK(%d, %d): capacity %d, target %v, bytes %d", c.m, c.k, f.capacityN(), f.targetRate(), f.sizeBytes())
 		}
 	}
 	// MaxBits itself is valid (checked without allocating 128 GiB).
@@ -293,15 +293,15 @@ func TestUnionIntersect(t *testing.T) {
 		buf = userKey(buf, i+1000)
 		b.Add(buf) // 1000..2499
 	}
-	u := a.Clone()
-	if err := u.Union(b); err != nil {
+	u := a.clone()
+	if err := u.Merge(b); err != nil {
 		t.Fatal(err)
 	}
-	u2 := b.Clone()
-	if err := u2.Union(a); err != nil {
+	u2 := b.clone()
+	if err := u2.Merge(a); err != nil {
 		t.Fatal(err)
 	}
-	in := a.Clone()
+	in := a.clone()
 	if err := in.Intersect(b); err != nil {
 		t.Fatal(err)
 	}
@@ -318,14 +318,14 @@ func TestUnionIntersect(t *testing.T) {
 	if !bitsEqual(u, u2) {
 		t.Error("union not commutative")
 	}
-	u3 := u.Clone()
-	if err := u3.Union(u3); err != nil || !bitsEqual(u3, u) {
+	u3 := u.clone()
+	if err := u3.Merge(u3); err != nil || !bitsEqual(u3, u) {
 		t.Error("union not idempotent")
 	}
-	if got := u.N(); got != a.N()+b.N() {
-		t.Errorf("union N = %d, want %d", got, a.N()+b.N())
+	if got := u.items(); got != a.items()+b.items() {
+		t.Errorf("union N = %d, want %d", got, a.items()+b.items())
 	}
-	if got := in.N(); got != min(a.N(), b.N()) {
+	if got := in.items(); got != min(a.items(), b.items()) {
 		t.Errorf("intersection N = %d", got)
 	}
 	if s := u.Stats(); s.SetBits < a.Stats().SetBits || s.SetBits < b.Stats().SetBits {
@@ -353,9 +353,9 @@ func TestIncompatibleErrorsNameBothValues(t *testing.T) {
 	k5, _ := NewWithMK(1000, 5)
 	m2, _ := NewWithMK(2000, 7)
 	hm, _ := NewWithMK(1000, 7)
-	_ = hm.SetHash(HashMurmur64A, 0)
+	_ = hm.setHash(hashMurmur64A, 0)
 	sd, _ := NewWithMK(1000, 7)
-	_ = sd.SetHash(HashXXH3_128, 99)
+	_ = sd.setHash(HashXXH3_128, 99)
 	for _, c := range []struct {
 		g    *Filter
 		want string
@@ -365,14 +365,14 @@ func TestIncompatibleErrorsNameBothValues(t *testing.T) {
 		{hm, "bloom: incompatible filters: hash xxh3-128 != hash murmur64a"},
 		{sd, "bloom: incompatible filters: seed 0x0 != seed 0x63"},
 	} {
-		before := base.Clone()
-		for name, op := range map[string]func(*Filter) error{"Union": base.Union, "Intersect": base.Intersect} {
+		before := base.clone()
+		for name, op := range map[string]func(*Filter) error{"Union": base.Merge, "Intersect": base.Intersect} {
 			err := op(c.g)
 			if !errors.Is(err, ErrIncompatible) || err.Error() != c.want {
 				t.Errorf("%s: got %v, want %q", name, err, c.want)
 			}
 		}
-		if !base.Equal(before) {
+		if !base.equal(before) {
 			t.Error("failed merge changed the filter")
 		}
 	}
@@ -389,7 +389,7 @@ func TestStats(t *testing.T) {
 		f.Add(userKey(buf, i))
 	}
 	s := f.Stats()
-	if s.M != f.M() || s.K != 7 || s.Bytes != f.SizeBytes() || s.N != f.N() || s.Capacity != 10000 || s.TargetP != 0.01 {
+	if s.M != f.numBits() || s.K != 7 || s.Bytes != f.sizeBytes() || s.N != f.items() || s.Capacity != 10000 || s.TargetP != 0.01 {
 		t.Errorf("stats %+v", s)
 	}
 	if math.Abs(s.FillRatio-0.5) > 0.02 {
@@ -405,7 +405,7 @@ func TestStats(t *testing.T) {
 		t.Errorf("N = %d", s.N)
 	}
 	full, _ := NewWithMK(64, 1)
-	_ = full.WriteBitsAt([]byte{255, 255, 255, 255, 255, 255, 255, 255}, 0)
+	_ = full.writeBitsAt([]byte{255, 255, 255, 255, 255, 255, 255, 255}, 0)
 	if s := full.Stats(); !math.IsInf(s.EstimatedCardinality, 1) || s.EstimatedFPR != 1 || s.SetBits != 64 {
 		t.Errorf("saturated stats %+v", s)
 	}
@@ -414,12 +414,12 @@ func TestStats(t *testing.T) {
 func TestCloneIsIndependent(t *testing.T) {
 	f := mustNew(t, 100, 0.01)
 	f.Add([]byte("a"))
-	c := f.Clone()
-	if !c.Equal(f) {
+	c := f.clone()
+	if !c.equal(f) {
 		t.Fatal("clone differs")
 	}
 	c.Add([]byte("b"))
-	if f.N() != 1 || c.N() != 2 || c.Equal(f) || !c.Test([]byte("b")) {
+	if f.items() != 1 || c.items() != 2 || c.equal(f) || !c.Test([]byte("b")) {
 		t.Fatal("clone shares state")
 	}
 }
@@ -430,40 +430,40 @@ func TestRawBits(t *testing.T) {
 	for i := uint64(0); i < 500; i++ {
 		f.Add(prefixKey(buf, i))
 	}
-	size := f.SizeBytes()
+	size := f.sizeBytes()
 	all := make([]byte, size+10)
-	if n := f.ReadBitsAt(all, 0); uint64(n) != size {
+	if n := f.readBitsAt(all, 0); uint64(n) != size {
 		t.Fatalf("ReadBitsAt read %d, want %d", n, size)
 	}
 	all = all[:size]
-	for x := uint64(0); x < f.M(); x++ {
+	for x := uint64(0); x < f.numBits(); x++ {
 		if (all[x>>3]&(1<<(x&7)) != 0) != (f.bits[x>>6]&(1<<(x&63)) != 0) {
 			t.Fatalf("bit %d differs between byte and word view", x)
 		}
 	}
-	if f.ReadBitsAt(make([]byte, 8), size) != 0 || f.ReadBitsAt(make([]byte, 8), math.MaxUint64) != 0 {
+	if f.readBitsAt(make([]byte, 8), size) != 0 || f.readBitsAt(make([]byte, 8), math.MaxUint64) != 0 {
 		t.Error("ReadBitsAt past the end read something")
 	}
 	// Restore in odd, unaligned chunks (SCANDUMP/LOADCHUNK).
-	g, _ := NewWithMK(f.M(), f.K())
+	g, _ := NewWithMK(f.numBits(), f.numHashes())
 	chunk := make([]byte, 13)
 	for off := uint64(0); off < size; {
-		n := f.ReadBitsAt(chunk, off)
-		if err := g.WriteBitsAt(chunk[:n], off); err != nil {
+		n := f.readBitsAt(chunk, off)
+		if err := g.writeBitsAt(chunk[:n], off); err != nil {
 			t.Fatal(err)
 		}
 		off += uint64(n)
 	}
-	g.SetN(f.N())
-	if !bitsEqual(f, g) || g.N() != f.N() {
+	g.setN(f.items())
+	if !bitsEqual(f, g) || g.items() != f.items() {
 		t.Fatal("chunked restore differs")
 	}
 	for _, c := range []struct {
 		n   int
 		off uint64
 	}{{1, size}, {int(size) + 1, 0}, {2, size - 1}, {1, math.MaxUint64}, {8, math.MaxUint64 - 4}} {
-		if err := g.WriteBitsAt(make([]byte, c.n), c.off); !errors.Is(err, ErrInvalidParameter) {
-			t.Errorf("WriteBitsAt(%d bytes, off %d) = %v", c.n, c.off, err)
+		if err := g.writeBitsAt(make([]byte, c.n), c.off); !errors.Is(err, ErrInvalidParameter) {
+			t.Errorf("writeBitsAt(%d bytes, off %d) = %v", c.n, c.off, err)
 		}
 	}
 	if !bitsEqual(f, g) {
@@ -471,14 +471,14 @@ func TestRawBits(t *testing.T) {
 	}
 	// WriteBitsAt overwrites (can clear) and keeps padding past m zero.
 	p, _ := NewWithMK(20, 2)
-	if err := p.WriteBitsAt([]byte{0xff, 0xff, 0xff, 0xff}, 0); err != nil {
+	if err := p.writeBitsAt([]byte{0xff, 0xff, 0xff, 0xff}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if s := p.Stats(); s.SetBits != 20 || p.N() != 0 {
-		t.Fatalf("padding: %d bits set, N %d", s.SetBits, p.N())
+	if s := p.Stats(); s.SetBits != 20 || p.items() != 0 {
+		t.Fatalf("padding: %d bits set, N %d", s.SetBits, p.items())
 	}
 	// Byte 1 becomes 0x0f: bits 8..11 stay set, 12..15 are cleared.
-	if err := p.WriteBitsAt([]byte{0x0f}, 1); err != nil {
+	if err := p.writeBitsAt([]byte{0x0f}, 1); err != nil {
 		t.Fatal(err)
 	}
 	if got := p.bits[0]; got != 0xf0fff {
@@ -518,7 +518,7 @@ func TestLargeFilter(t *testing.T) {
 				t.Fatalf("bit %d not set", x)
 			}
 			var b [1]byte
-			if f.ReadBitsAt(b[:], x>>3) != 1 || b[0]&(1<<(x&7)) == 0 {
+			if f.readBitsAt(b[:], x>>3) != 1 || b[0]&(1<<(x&7)) == 0 {
 				t.Fatalf("bit %d not visible at byte offset %d", x, x>>3)
 			}
 		}
@@ -607,14 +607,14 @@ func TestConcurrentAddTest(t *testing.T) {
 			t.Fatalf("false negative for %q after concurrent adds", buf)
 		}
 	}
-	if n := f.N(); n > writers*perWriter || n < writers*perWriter*98/100 {
+	if n := f.items(); n > writers*perWriter || n < writers*perWriter*98/100 {
 		t.Errorf("N = %d after %d distinct adds", n, writers*perWriter)
 	}
 }
 
 func TestZeroAllocations(t *testing.T) {
 	f := mustNew(t, 1000, 0.01)
-	s, err := NewScalable(ScalableConfig{Capacity: 1 << 20, ErrorRate: 0.01, Growth: 2})
+	s, err := NewScalableWithConfig(ScalableConfig{Capacity: 1 << 20, ErrorRate: 0.01, Growth: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -626,10 +626,10 @@ func TestZeroAllocations(t *testing.T) {
 	var stackKey [16]byte
 	for name, fn := range map[string]func(){
 		"Add":        func() { f.Add(key) },
-		"AddString":  func() { f.AddString(skey) },
+		"AddString":  func() { f.addString(skey) },
 		"AddHash":    func() { f.AddHash(h1, h2) },
 		"Test":       func() { f.Test(key) },
-		"TestString": func() { f.TestString(skey) },
+		"TestString": func() { f.testString(skey) },
 		"TestHash":   func() { f.TestHash(h1, h2) },
 		"TestAndAdd": func() { f.TestAndAdd(key) },
 		"AddMany":    func() { f.AddMany(keys) },
@@ -644,30 +644,30 @@ func TestZeroAllocations(t *testing.T) {
 }
 
 func TestHashIDs(t *testing.T) {
-	if !CanHashKeys(HashXXH3_128) || CanHashKeys(HashMurmur64A) || CanHashKeys(7) {
+	if !canHashKeys(HashXXH3_128) || canHashKeys(hashMurmur64A) || canHashKeys(7) {
 		t.Error("CanHashKeys")
 	}
-	if HashXXH3_128.String() != "xxh3-128" || HashMurmur64A.String() != "murmur64a" || HashID(9).String() != "hash#9" {
+	if HashXXH3_128.String() != "xxh3-128" || hashMurmur64A.String() != "murmur64a" || HashID(9).String() != "hash#9" {
 		t.Error("HashID.String")
 	}
 	// A seeded filter hashes keys with the seed; seed 0 is plain XXH3-128.
 	f, _ := NewWithMK(1<<16, 4)
-	if err := f.SetHash(HashXXH3_128, 12345); err != nil {
+	if err := f.setHash(HashXXH3_128, 12345); err != nil {
 		t.Fatal(err)
 	}
 	f.Add([]byte("k"))
-	if !f.Test([]byte("k")) || !f.TestString("k") {
+	if !f.Test([]byte("k")) || !f.testString("k") {
 		t.Fatal("seeded filter lost its key")
 	}
 	if f.TestHash(Hash([]byte("k"))) {
 		t.Error("seeded filter used the unseeded hash")
 	}
-	if err := f.SetHash(0, 0); !errors.Is(err, ErrInvalidParameter) {
-		t.Error("SetHash(0) accepted")
+	if err := f.setHash(0, 0); !errors.Is(err, ErrInvalidParameter) {
+		t.Error("setHash(0) accepted")
 	}
 	// Key methods on a hash this package cannot compute refuse loudly.
 	m, _ := NewWithMK(64, 2)
-	_ = m.SetHash(HashMurmur64A, 0)
+	_ = m.setHash(hashMurmur64A, 0)
 	defer func() {
 		if recover() == nil {
 			t.Error("Test on a murmur filter did not panic")
@@ -678,12 +678,12 @@ func TestHashIDs(t *testing.T) {
 
 func TestSetSizing(t *testing.T) {
 	f, _ := NewWithMK(64, 2)
-	if err := f.SetSizing(5, 0.1); err != nil || f.Capacity() != 5 || f.TargetP() != 0.1 {
+	if err := f.setSizing(5, 0.1); err != nil || f.capacityN() != 5 || f.targetRate() != 0.1 {
 		t.Error("SetSizing")
 	}
 	for _, p := range []float64{-1, 1, math.NaN(), math.Inf(1)} {
-		if err := f.SetSizing(5, p); !errors.Is(err, ErrInvalidParameter) {
-			t.Errorf("SetSizing(p=%v) accepted", p)
+		if err := f.setSizing(5, p); !errors.Is(err, ErrInvalidParameter) {
+			t.Errorf("setSizing(p=%v) accepted", p)
 		}
 	}
 }

@@ -37,14 +37,14 @@ var familyLayouts = []struct {
 	{
 		"sbbf",
 		func(t testing.TB, n uint64, p float64) familyFilter { return sbbfAdder{mustSBBF(t, n, p)} },
-		func(f familyFilter, n uint64) float64 { return SBBFFalsePositiveRate(f.(sbbfAdder).Blocks(), n) },
+		func(f familyFilter, n uint64) float64 { return sbbfFalsePositiveRate(f.(sbbfAdder).numBlocks(), n) },
 	},
 	{
 		"classic",
 		func(t testing.TB, n uint64, p float64) familyFilter { return classicAdder{mustNew(t, n, p)} },
 		func(f familyFilter, n uint64) float64 {
 			c := f.(classicAdder)
-			k, m := float64(c.K()), float64(c.M())
+			k, m := float64(c.numHashes()), float64(c.numBits())
 			return math.Pow(1-math.Exp(-k*float64(n)/m), k)
 		},
 	},
@@ -53,7 +53,7 @@ var familyLayouts = []struct {
 		func(t testing.TB, n uint64, p float64) familyFilter { return mustCounting(t, n, p) },
 		func(f familyFilter, n uint64) float64 {
 			c := f.(*Counting)
-			k, m := float64(c.K()), float64(c.M())
+			k, m := float64(c.numHashes()), float64(c.numBits())
 			return math.Pow(1-math.Exp(-k*float64(n)/m), k)
 		},
 	},
@@ -94,7 +94,7 @@ func checkFPR(t *testing.T, f familyFilter, expected, p float64, fp, probes uint
 		t.Errorf("conditional FPR %.6f far from the expected %.6f", q, expected)
 	}
 	if _, ok := f.(sbbfAdder); ok && (expected > p || expected < 0.9*p) {
-		// SBBFSizing searches for the smallest size meeting p.
+		// sbbfSizing searches for the smallest size meeting p.
 		t.Errorf("expected FPR %.6f of the sized SBBF not in [0.9p, p] for p = %v", expected, p)
 	}
 	if math.Abs(expected-p)/p > 0.1 {
@@ -229,11 +229,11 @@ func realNamesScalable(t *testing.T, members, probes [][]byte, p float64) {
 		}
 	}
 	fp := falsePositives(s.Test, probes)
-	q := s.EstimatedFPR()
+	q := s.estimatedFPR()
 	measured := float64(fp) / float64(len(probes))
 	half := halfWidth999(q, uint64(len(probes)))
 	t.Logf("%d links, %d bytes (%.2f bits/key): compound %.6f, measured %.6f (%d/%d) ± %.6f, bound %.6f",
-		s.NumLinks(), s.SizeBytes(), 8*float64(s.SizeBytes())/float64(len(members)), q, measured, fp, len(probes), half, p/(1-0.5))
+		s.numLinks(), s.sizeBytes(), 8*float64(s.sizeBytes())/float64(len(members)), q, measured, fp, len(probes), half, p/(1-0.5))
 	if math.Abs(measured-q) > half {
 		t.Errorf("measured FPR %.6f outside the 99.9%% interval %.6f ± %.6f", measured, q, half)
 	}
@@ -250,7 +250,7 @@ func realNamesScalable(t *testing.T, members, probes [][]byte, p float64) {
 // absent: false negatives are the stable filter's documented design.
 func realNamesStable(t *testing.T, members, probes [][]byte, p float64) {
 	s := mustStable(t, 100_000, 3, p)
-	s.SetRandSeed(1)
+	s.setRandSeed(1)
 	for _, k := range members {
 		s.Add(k)
 	}
@@ -259,7 +259,7 @@ func realNamesStable(t *testing.T, members, probes [][]byte, p float64) {
 	}
 	fp := falsePositives(s.Test, probes)
 	st := s.Stats()
-	q, fps := st.EstimatedFPR, s.StablePointFPR()
+	q, fps := st.EstimatedFPR, s.stablePointFPR()
 	measured := float64(fp) / float64(len(probes))
 	half := halfWidth999(q, uint64(len(probes)))
 	t.Logf("k=%d fill=%.4f: stable point %.6f, fill^k %.6f, measured %.6f (%d/%d) ± %.6f",

@@ -63,13 +63,13 @@ func TestFalsePositiveRate(t *testing.T) {
 				}
 			}
 			s := f.Stats()
-			m, k, n := float64(f.M()), float64(f.K()), float64(c.n)
+			m, k, n := float64(f.numBits()), float64(f.numHashes()), float64(c.n)
 			q := s.EstimatedFPR // fill^k
 			expected := math.Pow(1-math.Exp(-k*n/m), k)
 			measured := float64(fp) / float64(probes)
 			half := z * math.Sqrt(q*(1-q)/float64(probes))
 			t.Logf("m=%d k=%d fill=%.4f fill^k=%.6f expected=%.6f measured=%.6f (%d/%d) interval ±%.6f",
-				f.M(), f.K(), s.FillRatio, q, expected, measured, fp, probes, half)
+				f.numBits(), f.numHashes(), s.FillRatio, q, expected, measured, fp, probes, half)
 			if math.Abs(measured-q) > half {
 				t.Errorf("measured FPR %.6f outside the 99.9%% interval %.6f ± %.6f", measured, q, half)
 			}

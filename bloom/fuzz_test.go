@@ -89,7 +89,7 @@ func checkClassic(t *testing.T, data []byte) {
 	}
 	var r Filter
 	n, err := r.ReadFrom(bytes.NewReader(data))
-	if err != nil || n != int64(len(used)) || !r.Equal(g) {
+	if err != nil || n != int64(len(used)) || !r.equal(g) {
 		t.Fatalf("ReadFrom disagrees with Decode: %d, %v", n, err)
 	}
 	g.TestHash(1, 2)
@@ -119,7 +119,7 @@ func checkScalable(t *testing.T, data []byte) {
 		t.Fatal("Scalable.ReadFrom result differs")
 	}
 	s.TestHash(1, 2)
-	if limit := s.Config().MaxBytes; limit != 0 && limit <= 1<<20 {
+	if limit := s.config().MaxBytes; limit != 0 && limit <= 1<<20 {
 		_, _ = s.AddHash(3, 4) // growth is bounded by MaxBytes; unbounded growth is not the decoder's concern
 	}
 }

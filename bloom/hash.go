@@ -20,11 +20,11 @@ const (
 	// digest and h2 the high 64 bits. This is what Hash returns.
 	HashXXH3_128 HashID = binfmt.HashXXH3_128
 
-	// HashMurmur64A is RedisBloom's pair: h1 = MurmurHash64A(key,
+	// hashMurmur64A is RedisBloom's pair: h1 = MurmurHash64A(key,
 	// 0xc6a4a7935bd1e995), h2 = MurmurHash64A(key, h1). The seed field is
 	// unused (0). This package does not implement it (the server does):
 	// filters with this ID are used through AddHash/TestHash only.
-	HashMurmur64A HashID = binfmt.HashMurmur64APair
+	hashMurmur64A HashID = binfmt.HashMurmur64APair
 )
 
 // String returns a short name for the hash ID ("xxh3-128", "murmur64a",
@@ -33,7 +33,7 @@ func (id HashID) String() string {
 	switch id {
 	case HashXXH3_128:
 		return "xxh3-128"
-	case HashMurmur64A:
+	case hashMurmur64A:
 		return "murmur64a"
 	case HashXXH64:
 		return "xxh64"
@@ -45,7 +45,7 @@ func (id HashID) String() string {
 // whether the key methods (Add, Test, ...) work on a filter with that hash
 // ID. Only HashXXH3_128 (any seed) can; for other IDs the caller computes
 // the pair and uses the *Hash methods.
-func CanHashKeys(id HashID) bool { return id == HashXXH3_128 }
+func canHashKeys(id HashID) bool { return id == HashXXH3_128 }
 
 // Hash returns the pinned default hash pair of key: XXH3-128 with seed 0,
 // h1 = low 64 bits, h2 = high 64 bits (hash ID HashXXH3_128). It does not
@@ -57,7 +57,7 @@ func Hash(key []byte) (h1, h2 uint64) {
 }
 
 // HashString is Hash for a string key, without a conversion copy.
-func HashString(key string) (h1, h2 uint64) {
+func hashString(key string) (h1, h2 uint64) {
 	r := xxh3.HashString128(key)
 	return r.Lo, r.Hi
 }

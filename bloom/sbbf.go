@@ -48,7 +48,7 @@ const (
 func Hash64(key []byte) uint64 { return xxhash.Sum64(key) }
 
 // Hash64String is Hash64 for a string key (no copy).
-func Hash64String(key string) uint64 { return xxhash.Sum64String(key) }
+func hash64String(key string) uint64 { return xxhash.Sum64String(key) }
 
 func xxh64(seed uint64, key []byte) uint64 {
 	if seed == 0 {
@@ -88,18 +88,18 @@ func xxh64String(seed uint64, key string) uint64 {
 // Every operation touches one 32-byte block, so a lookup costs one cache
 // miss at most, against about k for a classic Filter; the price is a higher
 // false-positive rate at equal memory, which the sizing accounts for (see
-// SBBFSizing). Add and Test hash the key once and do not allocate.
+// sbbfSizing). Add and Test hash the key once and do not allocate.
 //
 // Concurrency: as for Filter. Add, Test and their forms, the batch methods,
-// N, Stats, Clone, Union and Intersect (on the receiver) and the encoders
-// are safe from many goroutines at once (atomic loads, atomic OR); SetN,
-// SetHashSeed, SetSizing and UnmarshalBinary/ReadFrom must not run
+// Stats, Merge and Intersect (on the receiver) and the encoders are safe
+// from many goroutines at once (atomic loads, atomic OR);
+// UnmarshalBinary/ReadFrom must not run
 // concurrently with other use.
 //
 // The zero SBBF is not usable; create one with NewSBBF, NewSBBFBlocks,
 // NewSBBFFromParquet, DecodeSBBF or DecodeParquet, or call UnmarshalBinary
 // / ReadFrom on it. On the zero value the methods that read or change bits
-// (Add, Test and their forms, the batch methods, Stats, Compatible, Union,
+// (Add, Test and their forms, the batch methods, Stats, Compatible, Merge,
 // Intersect, the encoders) panic with a message naming these; the getters
 // return zeros.
 type SBBF struct {
@@ -111,7 +111,7 @@ type SBBF struct {
 	targetP  float64
 }
 
-// SBBFFalsePositiveRate returns the expected false-positive rate of an SBBF
+// sbbfFalsePositiveRate returns the expected false-positive rate of an SBBF
 // of the given number of blocks after n distinct keys. A block's load L is
 // Poisson with mean λ = n/blocks, and a lane holding L keys has each bit
 // set with probability 1 − (31/32)^L, so
@@ -122,7 +122,7 @@ type SBBF struct {
 // than the classic (1 − e^(−8n/m))^8 for the same m = 256·blocks because
 // blocks are unevenly loaded (Putze, Sanders & Singler 2007). It returns
 // 0 for n = 0 and NaN for blocks = 0.
-func SBBFFalsePositiveRate(blocks, n uint64) float64 {
+func sbbfFalsePositiveRate(blocks, n uint64) float64 {
 	if blocks == 0 {
 		return math.NaN()
 	}
@@ -166,15 +166,15 @@ func sbbfFPR(lambda float64) float64 {
 	return sum
 }
 
-// SBBFSizing returns the smallest number of blocks whose expected
+// sbbfSizing returns the smallest number of blocks whose expected
 // false-positive rate after n keys, by the block-aware formula of
-// SBBFFalsePositiveRate, is at most p. It is found by a binary search; the
+// sbbfFalsePositiveRate, is at most p. It is found by a binary search; the
 // result is about 6.0 bits per key at p = 10%, 10.5 at 1% and 16.9 at 0.1%
 // (the classic filter needs 4.8, 9.6 and 14.4). It returns an error wrapping
 // ErrInvalidParameter if n = 0 or p ∉ (0, 1) (NaN, ±Inf), and one wrapping
 // ErrTooLarge if even MaxSBBFBlocks blocks do not reach p (an SBBF cannot go
 // below about 2^-40·n/blocks).
-func SBBFSizing(n uint64, p float64) (blocks uint64, err error) {
+func sbbfSizing(n uint64, p float64) (blocks uint64, err error) {
 	if n == 0 {
 		return 0, fmt.Errorf("%w: capacity n must be at least 1, got 0", ErrInvalidParameter)
 	}
@@ -197,12 +197,12 @@ func SBBFSizing(n uint64, p float64) (blocks uint64, err error) {
 	return hi, nil
 }
 
-// NewSBBF returns an empty SBBF sized by SBBFSizing for n keys at
+// NewSBBF returns an empty SBBF sized by sbbfSizing for n keys at
 // false-positive rate p, with hash XXH64 seed 0 (Parquet's). It records n
-// and p as its capacity and target p. Errors are SBBFSizing's. It
+// and p as its capacity and target p. Errors are sbbfSizing's. It
 // allocates 32 bytes per block.
 func NewSBBF(n uint64, p float64) (*SBBF, error) {
-	b, err := SBBFSizing(n, p)
+	b, err := sbbfSizing(n, p)
 	if err != nil {
 		return nil, err
 	}
@@ -237,47 +237,47 @@ func checkBlocks(blocks uint64) error {
 }
 
 // Blocks returns the number of 256-bit blocks.
-func (s *SBBF) Blocks() uint64 { return s.blocks }
+func (s *SBBF) numBlocks() uint64 { return s.blocks }
 
-// M returns the number of bits, 256·Blocks().
-func (s *SBBF) M() uint64 { return s.blocks * sbbfBlockBits }
+// M returns the number of bits, 256·numBlocks().
+func (s *SBBF) numBits() uint64 { return s.blocks * sbbfBlockBits }
 
 // K returns the number of bits per key: always 8, one per lane.
-func (s *SBBF) K() uint32 { return 8 }
+func (s *SBBF) numHashes() uint32 { return 8 }
 
-// SizeBytes returns the size of the bitset in bytes, 32·Blocks().
-func (s *SBBF) SizeBytes() uint64 { return s.blocks * sbbfBlockBytes }
+// SizeBytes returns the size of the bitset in bytes, 32·numBlocks().
+func (s *SBBF) sizeBytes() uint64 { return s.blocks * sbbfBlockBytes }
 
 // HashID returns HashXXH64.
-func (s *SBBF) HashID() HashID { return HashXXH64 }
+func (s *SBBF) hashKind() HashID { return HashXXH64 }
 
 // HashSeed returns the XXH64 seed (0 = Parquet).
-func (s *SBBF) HashSeed() uint64 { return s.seed }
+func (s *SBBF) hashSeed() uint64 { return s.seed }
 
 // SetHashSeed sets the XXH64 seed the key methods use. It changes no bits:
 // call it before adding anything. A nonzero seed makes the filter
 // unreadable by Parquet readers (which always use seed 0) but stops anyone
 // who does not know the seed from crafting false positives. Not safe for
 // concurrent use.
-func (s *SBBF) SetHashSeed(seed uint64) { s.seed = seed }
+func (s *SBBF) setHashSeed(seed uint64) { s.seed = seed }
 
 // N returns the number of adds that set at least one new bit (as for
 // Filter.N). A filter read from a Parquet bitset starts at 0.
-func (s *SBBF) N() uint64 { return s.n.Load() }
+func (s *SBBF) items() uint64 { return s.n.Load() }
 
 // SetN overwrites the item count. It changes no bits.
-func (s *SBBF) SetN(n uint64) { s.n.Store(n) }
+func (s *SBBF) setN(n uint64) { s.n.Store(n) }
 
 // Capacity returns the n the filter was sized for (0 if unknown).
-func (s *SBBF) Capacity() uint64 { return s.capacity }
+func (s *SBBF) capacityN() uint64 { return s.capacity }
 
 // TargetP returns the p the filter was sized for (0 if unknown).
-func (s *SBBF) TargetP() float64 { return s.targetP }
+func (s *SBBF) targetRate() float64 { return s.targetP }
 
 // SetSizing records the capacity and target false-positive rate (for
 // Stats and the encoding); p must be 0 or in (0, 1). Not safe for
 // concurrent use.
-func (s *SBBF) SetSizing(capacity uint64, p float64) error {
+func (s *SBBF) setSizing(capacity uint64, p float64) error {
 	if !(p == 0 || (p > 0 && p < 1)) {
 		return fmt.Errorf("%w: target p must be 0 or in (0, 1), got %v", ErrInvalidParameter, p)
 	}
@@ -305,7 +305,7 @@ func sbbfIndex(h, blocks uint64) uint64 { return (h >> 32) * blocks >> 32 }
 func (s *SBBF) Add(key []byte) bool { return s.AddHash(xxh64(s.seed, key)) }
 
 // AddString is Add for a string key (no copy).
-func (s *SBBF) AddString(key string) bool { return s.AddHash(xxh64String(s.seed, key)) }
+func (s *SBBF) addString(key string) bool { return s.AddHash(xxh64String(s.seed, key)) }
 
 // AddHash inserts the item whose 64-bit hash is h (XXH64 with the filter's
 // seed for keys; any well-mixed 64-bit hash if the caller always uses the
@@ -350,7 +350,7 @@ func orWord(w *uint64, mask uint64, added bool) bool {
 func (s *SBBF) Test(key []byte) bool { return s.TestHash(xxh64(s.seed, key)) }
 
 // TestString is Test for a string key (no copy).
-func (s *SBBF) TestString(key string) bool { return s.TestHash(xxh64String(s.seed, key)) }
+func (s *SBBF) testString(key string) bool { return s.TestHash(xxh64String(s.seed, key)) }
 
 // TestHash reports whether all 8 bits of hash h are set.
 func (s *SBBF) TestHash(h uint64) bool {
@@ -396,13 +396,13 @@ func (s *SBBF) Stats() Stats {
 		}
 		fpr += q
 	}
-	m := float64(s.M())
+	m := float64(s.numBits())
 	fill := float64(set) / m
 	return Stats{
-		M:                    s.M(),
+		M:                    s.numBits(),
 		K:                    8,
-		Bytes:                s.SizeBytes(),
-		N:                    s.N(),
+		Bytes:                s.sizeBytes(),
+		N:                    s.items(),
 		SetBits:              set,
 		FillRatio:            fill,
 		EstimatedFPR:         fpr / float64(s.blocks),
@@ -414,7 +414,7 @@ func (s *SBBF) Stats() Stats {
 
 // Compatible returns nil if s and g can be merged (same number of blocks
 // and seed), else an error wrapping ErrIncompatible naming both values.
-func (s *SBBF) Compatible(g *SBBF) error {
+func (s *SBBF) compatible(g *SBBF) error {
 	if s.blocks == 0 || g.blocks == 0 {
 		zeroPanic(zeroSBBF)
 	}
@@ -427,10 +427,10 @@ func (s *SBBF) Compatible(g *SBBF) error {
 	return nil
 }
 
-// Union sets s to the bitwise OR of s and g (see Filter.Union: same rules
+// Merge sets s to the bitwise OR of s and g (see Filter.Merge: same rules
 // for N, errors and concurrency).
-func (s *SBBF) Union(g *SBBF) error {
-	if err := s.Compatible(g); err != nil {
+func (s *SBBF) Merge(g *SBBF) error {
+	if err := s.compatible(g); err != nil {
 		return err
 	}
 	if g == s {
@@ -441,7 +441,7 @@ func (s *SBBF) Union(g *SBBF) error {
 			atomic.OrUint64(&s.bits[i], v)
 		}
 	}
-	n, c := bits.Add64(s.N(), g.N(), 0)
+	n, c := bits.Add64(s.items(), g.items(), 0)
 	if c != 0 {
 		n = math.MaxUint64
 	}
@@ -452,20 +452,20 @@ func (s *SBBF) Union(g *SBBF) error {
 // Intersect sets s to the bitwise AND of s and g (see Filter.Intersect:
 // keys added to both stay present; must not run concurrently with Adds).
 func (s *SBBF) Intersect(g *SBBF) error {
-	if err := s.Compatible(g); err != nil {
+	if err := s.compatible(g); err != nil {
 		return err
 	}
 	for i := range s.bits {
 		atomic.AndUint64(&s.bits[i], atomic.LoadUint64(&g.bits[i]))
 	}
-	s.n.Store(min(s.N(), g.N()))
+	s.n.Store(min(s.items(), g.items()))
 	return nil
 }
 
 // Clone returns an independent copy of s.
-func (s *SBBF) Clone() *SBBF {
+func (s *SBBF) clone() *SBBF {
 	c := &SBBF{bits: make([]uint64, len(s.bits)), blocks: s.blocks, seed: s.seed, capacity: s.capacity, targetP: s.targetP}
-	c.n.Store(s.N())
+	c.n.Store(s.items())
 	for i := range s.bits {
 		c.bits[i] = atomic.LoadUint64(&s.bits[i])
 	}
@@ -473,8 +473,8 @@ func (s *SBBF) Clone() *SBBF {
 }
 
 // Equal reports whether s and g have the same parameters, N and bits.
-func (s *SBBF) Equal(g *SBBF) bool {
-	if s.Compatible(g) != nil || s.N() != g.N() || s.capacity != g.capacity ||
+func (s *SBBF) equal(g *SBBF) bool {
+	if s.compatible(g) != nil || s.items() != g.items() || s.capacity != g.capacity ||
 		math.Float64bits(s.targetP) != math.Float64bits(g.targetP) {
 		return false
 	}

@@ -25,12 +25,12 @@ func (s *SBBF) AddMany(keys [][]byte) {
 		for i, k := range g {
 			hs[i] = xxh64(s.seed, k)
 		}
-		s.AddHashMany(hs[:len(g)])
+		s.addHashMany(hs[:len(g)])
 	}
 }
 
 // AddHashMany is AddMany for precomputed hashes.
-func (s *SBBF) AddHashMany(hashes []uint64) {
+func (s *SBBF) addHashMany(hashes []uint64) {
 	var blk [sbbfGroup]*[4]uint64
 	for len(hashes) > 0 {
 		g := hashes[:min(sbbfGroup, len(hashes))]
@@ -67,7 +67,7 @@ func (s *SBBF) TestMany(keys [][]byte, out []bool) []bool {
 }
 
 // TestHashMany is TestMany for precomputed hashes.
-func (s *SBBF) TestHashMany(hashes []uint64, out []bool) []bool {
+func (s *SBBF) testHashMany(hashes []uint64, out []bool) []bool {
 	out = slices.Grow(out[:0], len(hashes))[:len(hashes)]
 	for done := 0; done < len(hashes); {
 		n := min(sbbfGroup, len(hashes)-done)

@@ -42,10 +42,10 @@ func NewSBBFFromParquet(bitset []byte) (*SBBF, error) {
 }
 
 // ParquetBitset returns a copy of the raw bitset in Parquet's layout
-// (32·Blocks() bytes, eight little-endian uint32 lanes per block). Safe
+// (32·numBlocks() bytes, eight little-endian uint32 lanes per block). Safe
 // for concurrent use.
 func (s *SBBF) ParquetBitset() []byte {
-	return s.AppendParquetBitset(make([]byte, 0, s.SizeBytes()))
+	return s.AppendParquetBitset(make([]byte, 0, s.sizeBytes()))
 }
 
 // AppendParquetBitset appends the raw Parquet bitset to b.
@@ -72,11 +72,11 @@ func (s *SBBF) AppendParquet(b []byte) ([]byte, error) {
 	if s.seed != 0 {
 		return b, fmt.Errorf("%w: seed %#x != seed 0 of Parquet's XXH64", ErrIncompatible, s.seed)
 	}
-	if s.SizeBytes() > math.MaxInt32 {
-		return b, fmt.Errorf("%w: %d-byte bitset does not fit Parquet's i32 numBytes", ErrTooLarge, s.SizeBytes())
+	if s.sizeBytes() > math.MaxInt32 {
+		return b, fmt.Errorf("%w: %d-byte bitset does not fit Parquet's i32 numBytes", ErrTooLarge, s.sizeBytes())
 	}
 	b = append(b, 0x15) // field 1, i32
-	b = binary.AppendUvarint(b, uint64(uint32(s.SizeBytes())<<1))
+	b = binary.AppendUvarint(b, uint64(uint32(s.sizeBytes())<<1))
 	for range 3 {
 		// fields 2, 3, 4: a union struct whose field 1 is an empty struct
 		b = append(b, 0x1c, 0x1c, 0x00, 0x00)

@@ -42,8 +42,8 @@ func TestParquetVector(t *testing.T) {
 	if err != nil || len(rest) != 0 {
 		t.Fatalf("DecodeParquet: %v, %d bytes left", err, len(rest))
 	}
-	if s.Blocks() != 32 || s.SizeBytes() != 1024 || s.HashSeed() != 0 {
-		t.Fatalf("blocks %d bytes %d", s.Blocks(), s.SizeBytes())
+	if s.numBlocks() != 32 || s.sizeBytes() != 1024 || s.hashSeed() != 0 {
+		t.Fatalf("blocks %d bytes %d", s.numBlocks(), s.sizeBytes())
 	}
 	table := []struct {
 		key     string
@@ -61,13 +61,13 @@ func TestParquetVector(t *testing.T) {
 		{"Hello", 0x0a75a91375b27d44, 1, false},
 	}
 	for _, c := range table {
-		if h := Hash64String(c.key); h != c.hash || Hash64([]byte(c.key)) != c.hash {
+		if h := hash64String(c.key); h != c.hash || Hash64([]byte(c.key)) != c.hash {
 			t.Errorf("XXH64(%q) = %016x, want %016x", c.key, h, c.hash)
 		}
-		if b := sbbfIndex(c.hash, s.Blocks()); b != c.block {
+		if b := sbbfIndex(c.hash, s.numBlocks()); b != c.block {
 			t.Errorf("%q: block %d, want %d", c.key, b, c.block)
 		}
-		if s.TestString(c.key) != c.present || s.Test([]byte(c.key)) != c.present || s.TestHash(c.hash) != c.present {
+		if s.testString(c.key) != c.present || s.Test([]byte(c.key)) != c.present || s.TestHash(c.hash) != c.present {
 			t.Errorf("%q: present = %v, want %v", c.key, !c.present, c.present)
 		}
 		if refTest(data[16:], c.hash) != c.present {
@@ -89,12 +89,12 @@ func TestParquetVector(t *testing.T) {
 		t.Fatal("ParquetBitset differs")
 	}
 	g, err := NewSBBFFromParquet(data[16:])
-	if err != nil || !g.Equal(s) {
+	if err != nil || !g.equal(s) {
 		t.Fatalf("NewSBBFFromParquet: %v", err)
 	}
 	// Adding the four keys again changes nothing.
 	for _, k := range []string{"hello", "parquet", "bloom", "filter"} {
-		if g.AddString(k) {
+		if g.addString(k) {
 			t.Errorf("re-adding %q set a new bit", k)
 		}
 	}
@@ -179,7 +179,7 @@ func TestSBBFWriteReadBack(t *testing.T) {
 	if err != nil || string(rest) != "tail" {
 		t.Fatalf("DecodeParquet: %v %q", err, rest)
 	}
-	bitset := pq[len(pq)-int(s.SizeBytes()):]
+	bitset := pq[len(pq)-int(s.sizeBytes()):]
 	for i := uint64(0); i < 5000; i++ {
 		buf = userKey(buf, i)
 		if !g.Test(buf) || !refTest(bitset, Hash64(buf)) {
@@ -191,7 +191,7 @@ func TestSBBFWriteReadBack(t *testing.T) {
 		t.Fatal("the body of probly's encoding is not the Parquet bitset")
 	}
 	// A nonzero seed cannot be read by Parquet readers.
-	s.SetHashSeed(7)
+	s.setHashSeed(7)
 	if _, err := s.AppendParquet(nil); !errors.Is(err, ErrIncompatible) {
 		t.Fatalf("seeded AppendParquet: %v", err)
 	}
@@ -244,7 +244,7 @@ func TestDecodeParquetErrors(t *testing.T) {
 	b = append(b, 0x05, 0x02, 0x40) // field 1 (long form: zigzag 1) i32 numBytes 32
 	b = append(b, 0x00)
 	b = append(b, make([]byte, 32)...)
-	if s, _, err := DecodeParquet(b); err != nil || s.Blocks() != 1 {
+	if s, _, err := DecodeParquet(b); err != nil || s.numBlocks() != 1 {
 		t.Fatalf("header with unknown fields: %v", err)
 	}
 	if _, err := NewSBBFFromParquet(make([]byte, 33)); !errors.Is(err, ErrInvalidParameter) {
@@ -283,28 +283,28 @@ func TestSBBFSizing(t *testing.T) {
 		n uint64
 		p float64
 	}{{1, 0.5}, {1000, 0.1}, {1e6, 0.01}, {1e6, 0.001}, {12345, 1e-6}, {1e9, 0.01}} {
-		b, err := SBBFSizing(c.n, c.p)
+		b, err := sbbfSizing(c.n, c.p)
 		if err != nil {
-			t.Fatalf("SBBFSizing(%d, %v): %v", c.n, c.p, err)
+			t.Fatalf("sbbfSizing(%d, %v): %v", c.n, c.p, err)
 		}
-		if SBBFFalsePositiveRate(b, c.n) > c.p || (b > 1 && SBBFFalsePositiveRate(b-1, c.n) <= c.p) {
-			t.Errorf("SBBFSizing(%d, %v) = %d blocks is not the smallest meeting p", c.n, c.p, b)
+		if sbbfFalsePositiveRate(b, c.n) > c.p || (b > 1 && sbbfFalsePositiveRate(b-1, c.n) <= c.p) {
+			t.Errorf("sbbfSizing(%d, %v) = %d blocks is not the smallest meeting p", c.n, c.p, b)
 		}
 		t.Logf("n=%g p=%g: %d blocks, %.3f bits/key", float64(c.n), c.p, b, 256*float64(b)/float64(c.n))
 	}
 	// The block-aware rate exceeds the classic one at equal memory.
-	if s, c := SBBFFalsePositiveRate(1000, 24000), math.Pow(1-math.Exp(-8*24000.0/256000), 8); s <= c {
+	if s, c := sbbfFalsePositiveRate(1000, 24000), math.Pow(1-math.Exp(-8*24000.0/256000), 8); s <= c {
 		t.Errorf("SBBF rate %v not above the classic %v", s, c)
 	}
 	for _, p := range []float64{0, 1, -1, math.NaN(), math.Inf(1)} {
-		if _, err := SBBFSizing(10, p); !errors.Is(err, ErrInvalidParameter) {
+		if _, err := sbbfSizing(10, p); !errors.Is(err, ErrInvalidParameter) {
 			t.Errorf("p=%v: %v", p, err)
 		}
 	}
-	if _, err := SBBFSizing(0, 0.1); !errors.Is(err, ErrInvalidParameter) {
+	if _, err := sbbfSizing(0, 0.1); !errors.Is(err, ErrInvalidParameter) {
 		t.Errorf("n=0: %v", err)
 	}
-	if _, err := SBBFSizing(1e12, 1e-15); !errors.Is(err, ErrTooLarge) {
+	if _, err := sbbfSizing(1e12, 1e-15); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("p below what MaxSBBFBlocks reach: %v", err)
 	}
 	if _, err := NewSBBFBlocks(0); !errors.Is(err, ErrInvalidParameter) {
@@ -313,8 +313,8 @@ func TestSBBFSizing(t *testing.T) {
 	if _, err := NewSBBFBlocks(MaxSBBFBlocks + 1); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("too many blocks: %v", err)
 	}
-	if !math.IsNaN(SBBFFalsePositiveRate(0, 1)) || SBBFFalsePositiveRate(5, 0) != 0 {
-		t.Error("SBBFFalsePositiveRate edge cases")
+	if !math.IsNaN(sbbfFalsePositiveRate(0, 1)) || sbbfFalsePositiveRate(5, 0) != 0 {
+		t.Error("sbbfFalsePositiveRate edge cases")
 	}
 }
 
@@ -331,9 +331,9 @@ func TestSBBFBatchEqualsSingle(t *testing.T) {
 			a.Add(k)
 		}
 		b.AddMany(keys)
-		c.AddHashMany(hs)
-		if !a.Equal(b) || !a.Equal(c) {
-			t.Fatalf("n=%d: AddMany/AddHashMany differ from Add: N %d %d %d", n, a.N(), b.N(), c.N())
+		c.addHashMany(hs)
+		if !a.equal(b) || !a.equal(c) {
+			t.Fatalf("n=%d: AddMany/AddHashMany differ from Add: N %d %d %d", n, a.items(), b.items(), c.items())
 		}
 		probes := make([][]byte, 2*n+3)
 		ph := make([]uint64, len(probes))
@@ -342,7 +342,7 @@ func TestSBBFBatchEqualsSingle(t *testing.T) {
 			ph[i] = Hash64(probes[i])
 		}
 		out := b.TestMany(probes, make([]bool, 5))
-		out2 := b.TestHashMany(ph, nil)
+		out2 := b.testHashMany(ph, nil)
 		if len(out) != len(probes) || len(out2) != len(probes) {
 			t.Fatalf("TestMany length %d", len(out))
 		}
@@ -362,19 +362,19 @@ func TestSBBFNoFalseNegativesAndSeed(t *testing.T) {
 	for _, seed := range []uint64{0, 1, 0xdeadbeef} {
 		for _, fam := range keyFamilies {
 			s := mustSBBF(t, n, 0.001)
-			s.SetHashSeed(seed)
+			s.setHashSeed(seed)
 			var buf []byte
 			for i := uint64(0); i < n; i++ {
 				buf = fam.key(buf, i)
 				if i%2 == 0 {
 					s.Add(buf)
 				} else {
-					s.AddString(string(buf))
+					s.addString(string(buf))
 				}
 			}
 			for i := uint64(0); i < n; i++ {
 				buf = fam.key(buf, i)
-				if !s.Test(buf) || !s.TestString(string(buf)) || !s.TestAndAdd(buf) {
+				if !s.Test(buf) || !s.testString(string(buf)) || !s.TestAndAdd(buf) {
 					t.Fatalf("seed %d %s: false negative %q", seed, fam.name, buf)
 				}
 			}
@@ -382,10 +382,10 @@ func TestSBBFNoFalseNegativesAndSeed(t *testing.T) {
 	}
 	// The seed changes the hash.
 	a, b := mustSBBF(t, 100, 0.01), mustSBBF(t, 100, 0.01)
-	b.SetHashSeed(99)
-	a.AddString("x")
-	b.AddString("x")
-	if a.Equal(b) {
+	b.setHashSeed(99)
+	a.addString("x")
+	b.addString("x")
+	if a.equal(b) {
 		t.Error("seed 99 sets the same bits as seed 0")
 	}
 }
@@ -411,8 +411,8 @@ func TestSBBFStats(t *testing.T) {
 		fpr += q
 	}
 	fpr /= float64(len(bs) / 32)
-	if st.SetBits != set || math.Abs(st.EstimatedFPR-fpr) > 1e-12 || st.K != 8 || st.M != 256*s.Blocks() ||
-		st.Bytes != 32*s.Blocks() || st.Capacity != 100_000 || st.TargetP != 0.01 || st.N > 100_000 || st.N < 99_000 {
+	if st.SetBits != set || math.Abs(st.EstimatedFPR-fpr) > 1e-12 || st.K != 8 || st.M != 256*s.numBlocks() ||
+		st.Bytes != 32*s.numBlocks() || st.Capacity != 100_000 || st.TargetP != 0.01 || st.N > 100_000 || st.N < 99_000 {
 		t.Fatalf("stats %+v (set %d fpr %v)", st, set, fpr)
 	}
 	if math.Abs(st.FillRatio-float64(set)/float64(st.M)) > 1e-15 {
@@ -421,17 +421,17 @@ func TestSBBFStats(t *testing.T) {
 	if math.Abs(st.EstimatedCardinality-100_000)/100_000 > 0.02 {
 		t.Errorf("estimated cardinality %.0f for 100000 keys", st.EstimatedCardinality)
 	}
-	if e := SBBFFalsePositiveRate(s.Blocks(), 100_000); math.Abs(st.EstimatedFPR-e)/e > 0.05 {
+	if e := sbbfFalsePositiveRate(s.numBlocks(), 100_000); math.Abs(st.EstimatedFPR-e)/e > 0.05 {
 		t.Errorf("conditional FPR %v far from the expected %v", st.EstimatedFPR, e)
 	}
-	if s.K() != 8 || s.HashID() != HashXXH64 || HashXXH64.String() != "xxh64" {
+	if s.numHashes() != 8 || s.hashKind() != HashXXH64 || HashXXH64.String() != "xxh64" {
 		t.Error("K / HashID")
 	}
-	s.SetN(3)
-	if s.N() != 3 {
+	s.setN(3)
+	if s.items() != 3 {
 		t.Error("SetN")
 	}
-	if err := s.SetSizing(5, 2); !errors.Is(err, ErrInvalidParameter) {
+	if err := s.setSizing(5, 2); !errors.Is(err, ErrInvalidParameter) {
 		t.Error("SetSizing p=2 accepted")
 	}
 }
@@ -447,8 +447,8 @@ func TestSBBFUnionIntersect(t *testing.T) {
 			b.Add(userKey(buf, i))
 		}
 	}
-	u, x := a.Clone(), a.Clone()
-	if err := u.Union(b); err != nil {
+	u, x := a.clone(), a.clone()
+	if err := u.Merge(b); err != nil {
 		t.Fatal(err)
 	}
 	if err := x.Intersect(b); err != nil {
@@ -463,19 +463,19 @@ func TestSBBFUnionIntersect(t *testing.T) {
 			t.Fatalf("intersection lost %q", buf)
 		}
 	}
-	if u.N() != a.N()+b.N() || x.N() != min(a.N(), b.N()) {
-		t.Errorf("N: union %d intersect %d", u.N(), x.N())
+	if u.items() != a.items()+b.items() || x.items() != min(a.items(), b.items()) {
+		t.Errorf("N: union %d intersect %d", u.items(), x.items())
 	}
-	before := u.Clone()
-	if err := u.Union(u); err != nil || !u.Equal(before) {
+	before := u.clone()
+	if err := u.Merge(u); err != nil || !u.equal(before) {
 		t.Error("self-union changed the filter")
 	}
 	c := mustSBBF(t, 5000, 0.01)
-	if err := a.Union(c); !errors.Is(err, ErrIncompatible) || !containsAll(err.Error(), fmt.Sprint(a.Blocks()), fmt.Sprint(c.Blocks())) {
+	if err := a.Merge(c); !errors.Is(err, ErrIncompatible) || !containsAll(err.Error(), fmt.Sprint(a.numBlocks()), fmt.Sprint(c.numBlocks())) {
 		t.Errorf("blocks mismatch: %v", err)
 	}
-	d := a.Clone()
-	d.SetHashSeed(5)
+	d := a.clone()
+	d.setHashSeed(5)
 	if err := a.Intersect(d); !errors.Is(err, ErrIncompatible) || !containsAll(err.Error(), "0x5", "0x0") {
 		t.Errorf("seed mismatch: %v", err)
 	}
@@ -502,7 +502,7 @@ func TestSBBFLargerThan2To32Bits(t *testing.T) {
 	}
 	defer runtime.GC()
 	h := uint64(0xffffffff)<<32 | 0x12345678 // block ((2^32−1)·(2^24+1)) >> 32 = 2^24
-	if b := sbbfIndex(h, s.Blocks()); b != 1<<24 {
+	if b := sbbfIndex(h, s.numBlocks()); b != 1<<24 {
 		t.Fatalf("block %d", b)
 	}
 	if s.TestHash(h) || !s.AddHash(h) || !s.TestHash(h) {
@@ -522,7 +522,7 @@ func TestSBBFLargerThan2To32Bits(t *testing.T) {
 		}
 	}
 	var out [1]bool
-	if r := s.TestHashMany([]uint64{h}, out[:0]); !r[0] {
+	if r := s.testHashMany([]uint64{h}, out[:0]); !r[0] {
 		t.Fatal("TestHashMany in the last block")
 	}
 }
@@ -560,7 +560,7 @@ func TestSBBFConcurrent(t *testing.T) {
 			t.Fatalf("lost %d", i)
 		}
 	}
-	if n := s.N(); n > writers*per || n < writers*per*98/100 {
+	if n := s.items(); n > writers*per || n < writers*per*98/100 {
 		t.Errorf("N = %d", n)
 	}
 }

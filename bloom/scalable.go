@@ -8,8 +8,8 @@ import (
 
 // Sizing chooses the bit count m and probe count k of a sub-filter that must
 // hold capacity items at false-positive rate p. It returns an error for
-// parameters it cannot serve. ChainSizing is the default; the RedisBloom
-// layer supplies RedisBloom's exact sizing.
+// parameters it cannot serve. nil (the default) sizes each sub-filter to
+// meet its rate with high probability.
 type Sizing func(capacity uint64, p float64) (m uint64, k uint32, err error)
 
 const (
@@ -38,9 +38,11 @@ type ScalableConfig struct {
 	ErrorRate float64
 
 	// Growth multiplies the capacity of each new sub-filter: sub-filter i
-	// holds Capacity·Growth^i items. 0 means non-scaling: one sub-filter at
-	// exactly ErrorRate (no tightening); an Add beyond its capacity returns
-	// ErrFull. Growth 1 adds sub-filters of equal capacity.
+	// holds Capacity·Growth^i items. 0 means DefaultGrowth (2): a
+	// Scalable grows by default. NoGrowth makes it non-scaling: one
+	// sub-filter at exactly ErrorRate (no tightening), and an Add beyond
+	// its capacity returns ErrFull. Growth 1 adds sub-filters of equal
+	// capacity.
 	Growth uint64
 
 	// Tightening is the ratio r in (0, 1) between the error rates of
@@ -61,8 +63,8 @@ type ScalableConfig struct {
 	MinErrorRate float64
 
 	// Sizing computes each sub-filter's m and k from its capacity and error
-	// rate; nil means ChainSizing, which makes each sub-filter meet its
-	// rate with high probability even when it is small (ClassicSizing
+	// rate; nil means the default sizing, which makes each sub-filter meet its
+	// rate with high probability even when it is small (optimalSizing
 	// alone lets sub-filters of a few hundred items exceed their rates by
 	// about 10%). It is not encoded.
 	Sizing Sizing
@@ -79,8 +81,23 @@ type ScalableConfig struct {
 	HashSeed uint64
 }
 
-// withDefaults validates cfg and fills in its defaults.
-func (cfg ScalableConfig) withDefaults() (ScalableConfig, error) { return cfg.validate(true) }
+// DefaultGrowth is the growth factor used when ScalableConfig.Growth is 0.
+const DefaultGrowth = 2
+
+// NoGrowth, as ScalableConfig.Growth, makes a non-scaling Scalable.
+const NoGrowth = ^uint64(0)
+
+// withDefaults validates cfg and fills in its defaults. Inside a Scalable
+// (and in its encoding) Growth 0 means non-scaling.
+func (cfg ScalableConfig) withDefaults() (ScalableConfig, error) {
+	switch cfg.Growth {
+	case 0:
+		cfg.Growth = DefaultGrowth
+	case NoGrowth:
+		cfg.Growth = 0
+	}
+	return cfg.validate(true)
+}
 
 // validate is withDefaults; checkFloor enables the rule MinErrorRate <
 // ErrorRate for an explicit floor, which the decoder does not apply (an
@@ -119,12 +136,12 @@ func (cfg ScalableConfig) validate(checkFloor bool) (ScalableConfig, error) {
 	return cfg, nil
 }
 
-// Link is one sub-filter of a Scalable: its Filter, the number of items it
-// was sized for, and the error rate it was sized for. Filter.N() is the
-// number of items inserted into it (RedisBloom's link "size"). A Link is a
+// link is one sub-filter of a Scalable: its Filter, the number of items it
+// was sized for, and the error rate it was sized for. Filter.items() is the
+// number of items inserted into it (RedisBloom's link "size"). A link is a
 // plain value; the Filter it points to follows the Filter concurrency rules,
 // and belongs to the Scalable (read it, do not modify it).
-type Link struct {
+type link struct {
 	Filter    *Filter
 	Capacity  uint64
 	ErrorRate float64
@@ -143,25 +160,36 @@ type Link struct {
 //
 // Concurrency: Scalable is not safe for concurrent use when any goroutine
 // modifies it (Add*, UnmarshalBinary); the caller must lock. Concurrent
-// read-only use (Test*, N, Links, encoding) is safe.
+// read-only use (Test*, Stats, encoding) is safe.
 //
 // The zero Scalable is not usable (it has no sub-filter and no
-// configuration): create one with NewScalable or RestoreScalable, or call
-// UnmarshalBinary / ReadFrom on it. On the zero
-// value Add, Test and their forms, EstimatedFPR and the encoders panic with
-// a message naming these; N, Capacity, NumLinks, Links and SizeBytes
-// return zeros.
+// configuration): create one with NewScalable or NewScalableWithConfig,
+// or call UnmarshalBinary / ReadFrom on it. On the zero
+// value Add, Test and their forms, Stats and the encoders panic with a
+// message naming these.
 type Scalable struct {
 	cfg   ScalableConfig
-	links []Link
+	links []link
 	bytes uint64 // Σ links' SizeBytes
 }
 
-// NewScalable returns a Scalable with one empty sub-filter of cfg.Capacity
-// items. Errors: ErrInvalidParameter for a configuration out of range (see
+// NewScalable returns a growing Scalable whose first sub-filter holds n
+// items and whose compound false-positive rate stays at most p: it is
+// NewScalableWithConfig(ScalableConfig{Capacity: n, ErrorRate: p}), so
+// growth 2 and tightening 0.5 (sub-filter i holds n·2^i items at rate
+// p·0.5^(i+1)). Errors: ErrInvalidParameter for n = 0 or p ∉ (0, 1)
+// (NaN and ±Inf included), ErrTooLarge if the first sub-filter exceeds
+// MaxBits.
+func NewScalable(n uint64, p float64) (*Scalable, error) {
+	return NewScalableWithConfig(ScalableConfig{Capacity: n, ErrorRate: p})
+}
+
+// NewScalableWithConfig returns a Scalable with one empty sub-filter of
+// cfg.Capacity items; it grows unless cfg.Growth is NoGrowth. Errors:
+// ErrInvalidParameter for a configuration out of range (see
 // ScalableConfig), the Sizing's errors, and ErrTooLarge if the first
 // sub-filter exceeds MaxBits or MaxBytes.
-func NewScalable(cfg ScalableConfig) (*Scalable, error) {
+func NewScalableWithConfig(cfg ScalableConfig) (*Scalable, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -175,35 +203,35 @@ func NewScalable(cfg ScalableConfig) (*Scalable, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.links = []Link{l}
-	s.bytes = l.Filter.SizeBytes()
+	s.links = []link{l}
+	s.bytes = l.Filter.sizeBytes()
 	return s, nil
 }
 
 // newLink sizes and allocates a sub-filter, checking MaxBytes before any
 // allocation. It does not modify s.
-func (s *Scalable) newLink(capacity uint64, p float64) (Link, error) {
+func (s *Scalable) newLink(capacity uint64, p float64) (link, error) {
 	sizing := s.cfg.Sizing
 	if sizing == nil {
-		sizing = ChainSizing
+		sizing = chainSizingFn
 	}
 	m, k, err := sizing(capacity, p)
 	if err != nil {
-		return Link{}, err
+		return link{}, err
 	}
 	if err := checkMK(m, k); err != nil {
-		return Link{}, err
+		return link{}, err
 	}
 	if b := words(m) * 8; s.cfg.MaxBytes != 0 && (b > s.cfg.MaxBytes || s.bytes > s.cfg.MaxBytes-b) {
-		return Link{}, fmt.Errorf("%w: sub-filter of %d bytes would bring the total to %d bytes, over the limit of %d", ErrTooLarge, b, s.bytes+b, s.cfg.MaxBytes)
+		return link{}, fmt.Errorf("%w: sub-filter of %d bytes would bring the total to %d bytes, over the limit of %d", ErrTooLarge, b, s.bytes+b, s.cfg.MaxBytes)
 	}
 	f, err := NewWithMK(m, k)
 	if err != nil {
-		return Link{}, err
+		return link{}, err
 	}
 	f.hashID, f.seed = s.cfg.HashID, s.cfg.HashSeed
 	f.capacity, f.targetP = capacity, p
-	return Link{Filter: f, Capacity: capacity, ErrorRate: p}, nil
+	return link{Filter: f, Capacity: capacity, ErrorRate: p}, nil
 }
 
 // Add inserts key (hashed with the configured hash) as AddHash does.
@@ -213,7 +241,7 @@ func (s *Scalable) Add(key []byte) (bool, error) {
 }
 
 // AddString is Add for a string key.
-func (s *Scalable) AddString(key string) (bool, error) {
+func (s *Scalable) addString(key string) (bool, error) {
 	h1, h2 := keyHashString(s.cfg.HashID, s.cfg.HashSeed, key, zeroScalable)
 	return s.AddHash(h1, h2)
 }
@@ -223,7 +251,7 @@ func (s *Scalable) AddString(key string) (bool, error) {
 //
 //  1. If any sub-filter (checked newest to oldest) has all k bits of the
 //     item set, it returns false, nil and changes nothing.
-//  2. Otherwise, if the newest sub-filter's N() ≥ its Capacity: a
+//  2. Otherwise, if the newest sub-filter's items() ≥ its Capacity: a
 //     non-scaling chain returns ErrFull; else a sub-filter with capacity
 //     last.Capacity·Growth and error rate max(last.ErrorRate·Tightening,
 //     MinErrorRate) is appended (ErrTooLarge if it would break MaxBits,
@@ -242,7 +270,7 @@ func (s *Scalable) AddHash(h1, h2 uint64) (added bool, err error) {
 		zeroPanic(zeroScalable)
 	}
 	last := &s.links[len(s.links)-1]
-	room := last.Filter.N() < last.Capacity
+	room := last.Filter.items() < last.Capacity
 	if len(s.links) == 1 && room {
 		// Steps 1 and 3 in one pass: the item is present iff all k bits
 		// were set before (AddHash reports false and changes nothing).
@@ -266,7 +294,7 @@ func (s *Scalable) AddHash(h1, h2 uint64) (added bool, err error) {
 			return false, err
 		}
 		s.links = append(s.links, l)
-		s.bytes += l.Filter.SizeBytes()
+		s.bytes += l.Filter.sizeBytes()
 		last = &s.links[len(s.links)-1]
 	}
 	return last.Filter.AddHash(h1, h2), nil
@@ -281,7 +309,7 @@ func (s *Scalable) Test(key []byte) bool {
 }
 
 // TestString is Test for a string key.
-func (s *Scalable) TestString(key string) bool {
+func (s *Scalable) testString(key string) bool {
 	h1, h2 := keyHashString(s.cfg.HashID, s.cfg.HashSeed, key, zeroScalable)
 	return s.TestHash(h1, h2)
 }
@@ -303,26 +331,26 @@ func (s *Scalable) TestHash(h1, h2 uint64) bool {
 // Links returns the sub-filters, oldest first. The slice is a copy; the
 // Filters are shared and must be treated as read-only (use ReadBitsAt to
 // dump them).
-func (s *Scalable) Links() []Link { return append([]Link(nil), s.links...) }
+func (s *Scalable) linkList() []link { return append([]link(nil), s.links...) }
 
 // NumLinks returns the number of sub-filters (≥ 1).
-func (s *Scalable) NumLinks() int { return len(s.links) }
+func (s *Scalable) numLinks() int { return len(s.links) }
 
 // Config returns the configuration with defaults filled in.
-func (s *Scalable) Config() ScalableConfig { return s.cfg }
+func (s *Scalable) config() ScalableConfig { return s.cfg }
 
 // N returns the number of items inserted: the sum of the sub-filters' N.
-func (s *Scalable) N() uint64 {
+func (s *Scalable) items() uint64 {
 	var n uint64
 	for _, l := range s.links {
-		n += l.Filter.N()
+		n += l.Filter.items()
 	}
 	return n
 }
 
 // Capacity returns the sum of the sub-filters' capacities (saturating at
 // 2^64−1).
-func (s *Scalable) Capacity() uint64 {
+func (s *Scalable) capacityN() uint64 {
 	var c uint64
 	for _, l := range s.links {
 		var carry uint64
@@ -334,11 +362,40 @@ func (s *Scalable) Capacity() uint64 {
 }
 
 // SizeBytes returns the total bitset size of the sub-filters in bytes.
-func (s *Scalable) SizeBytes() uint64 { return s.bytes }
+func (s *Scalable) sizeBytes() uint64 { return s.bytes }
+
+// Stats returns the filter's statistics summed over its sub-filters: M,
+// Bytes, N, SetBits, EstimatedCardinality and Capacity are sums, K is the
+// sum of the sub-filters' probe counts (the most probes one Test makes),
+// FillRatio is SetBits/M, EstimatedFPR the compound rate
+// 1 − Π(1 − fill_i^k_i), and TargetP the configured ErrorRate. Cost: one
+// pass over every bitset. It panics on the zero Scalable.
+func (s *Scalable) Stats() Stats {
+	if len(s.links) == 0 {
+		zeroPanic(zeroScalable)
+	}
+	var st Stats
+	q := 1.0
+	for _, l := range s.links {
+		ls := l.Filter.Stats()
+		st.M += ls.M
+		st.K += ls.K
+		st.Bytes += ls.Bytes
+		st.N += ls.N
+		st.SetBits += ls.SetBits
+		st.EstimatedCardinality += ls.EstimatedCardinality
+		st.Capacity += l.Capacity
+		q *= 1 - ls.EstimatedFPR
+	}
+	st.FillRatio = float64(st.SetBits) / float64(st.M)
+	st.EstimatedFPR = 1 - q
+	st.TargetP = s.cfg.ErrorRate
+	return st
+}
 
 // EstimatedFPR returns the estimated compound false-positive rate
 // 1 − Π(1 − fill_i^k_i) over the sub-filters. Cost: one pass over all bits.
-func (s *Scalable) EstimatedFPR() float64 {
+func (s *Scalable) estimatedFPR() float64 {
 	if len(s.links) == 0 {
 		zeroPanic(zeroScalable)
 	}
@@ -350,10 +407,10 @@ func (s *Scalable) EstimatedFPR() float64 {
 }
 
 // Clone returns a deep copy of s.
-func (s *Scalable) Clone() *Scalable {
-	c := &Scalable{cfg: s.cfg, links: make([]Link, len(s.links)), bytes: s.bytes}
+func (s *Scalable) clone() *Scalable {
+	c := &Scalable{cfg: s.cfg, links: make([]link, len(s.links)), bytes: s.bytes}
 	for i, l := range s.links {
-		c.links[i] = Link{Filter: l.Filter.Clone(), Capacity: l.Capacity, ErrorRate: l.ErrorRate}
+		c.links[i] = link{Filter: l.Filter.clone(), Capacity: l.Capacity, ErrorRate: l.ErrorRate}
 	}
 	return c
 }
@@ -364,8 +421,8 @@ func (s *Scalable) Clone() *Scalable {
 // ≥ 1 and every ErrorRate in (0, 1) (ErrInvalidParameter otherwise), and
 // their total size must fit cfg.MaxBytes (ErrTooLarge). The Scalable takes
 // ownership of the Filters: it sets their hash to cfg's and their recorded
-// capacity and target p to the Link's values.
-func RestoreScalable(cfg ScalableConfig, links []Link) (*Scalable, error) {
+// capacity and target p to the link's values.
+func restoreScalable(cfg ScalableConfig, links []link) (*Scalable, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -384,12 +441,12 @@ func RestoreScalable(cfg ScalableConfig, links []Link) (*Scalable, error) {
 			return nil, fmt.Errorf("%w: sub-filter %d has error rate %v, not in (0, 1)", ErrInvalidParameter, i, l.ErrorRate)
 		}
 		var c uint64
-		total, c = bits.Add64(total, l.Filter.SizeBytes(), 0)
+		total, c = bits.Add64(total, l.Filter.sizeBytes(), 0)
 		if c != 0 || (cfg.MaxBytes != 0 && total > cfg.MaxBytes) {
 			return nil, fmt.Errorf("%w: sub-filters total more than the limit of %d bytes", ErrTooLarge, cfg.MaxBytes)
 		}
 	}
-	s := &Scalable{cfg: cfg, links: append([]Link(nil), links...), bytes: total}
+	s := &Scalable{cfg: cfg, links: append([]link(nil), links...), bytes: total}
 	for _, l := range s.links {
 		l.Filter.hashID, l.Filter.seed = cfg.HashID, cfg.HashSeed
 		l.Filter.capacity, l.Filter.targetP = l.Capacity, l.ErrorRate

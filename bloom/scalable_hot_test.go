@@ -16,7 +16,7 @@ func refAddHash(s *Scalable, h1, h2 uint64) (bool, error) {
 		}
 	}
 	last := &s.links[len(s.links)-1]
-	if last.Filter.N() >= last.Capacity {
+	if last.Filter.items() >= last.Capacity {
 		if s.cfg.Growth == 0 {
 			return false, ErrFull
 		}
@@ -25,7 +25,7 @@ func refAddHash(s *Scalable, h1, h2 uint64) (bool, error) {
 			return false, err
 		}
 		s.links = append(s.links, l)
-		s.bytes += l.Filter.SizeBytes()
+		s.bytes += l.Filter.sizeBytes()
 		last = &s.links[len(s.links)-1]
 	}
 	return last.Filter.AddHash(h1, h2), nil
@@ -39,11 +39,11 @@ func refAddHash(s *Scalable, h1, h2 uint64) (bool, error) {
 func TestAddHashMatchesReference(t *testing.T) {
 	for _, growth := range []uint64{0, 2} {
 		cfg := ScalableConfig{Capacity: 50, ErrorRate: 0.05, Growth: growth}
-		a, err := NewScalable(cfg)
+		a, err := NewScalableWithConfig(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := NewScalable(cfg)
+		b, _ := NewScalableWithConfig(cfg)
 		r := rand.New(rand.NewPCG(9, growth))
 		for i := range 20_000 {
 			h1, h2 := r.Uint64N(3000), r.Uint64N(3000)
@@ -53,16 +53,16 @@ func TestAddHashMatchesReference(t *testing.T) {
 				t.Fatalf("growth %d, add %d: AddHash = %v, %v; reference %v, %v", growth, i, got, gerr, want, werr)
 			}
 		}
-		if a.NumLinks() != b.NumLinks() || a.N() != b.N() {
-			t.Fatalf("growth %d: %d links, N %d; reference %d links, N %d", growth, a.NumLinks(), a.N(), b.NumLinks(), b.N())
+		if a.numLinks() != b.numLinks() || a.items() != b.items() {
+			t.Fatalf("growth %d: %d links, N %d; reference %d links, N %d", growth, a.numLinks(), a.items(), b.numLinks(), b.items())
 		}
 		for i := range a.links {
-			if !a.links[i].Filter.Equal(b.links[i].Filter) {
+			if !a.links[i].Filter.equal(b.links[i].Filter) {
 				t.Fatalf("growth %d: link %d differs", growth, i)
 			}
 		}
-		if growth != 0 && a.NumLinks() < 3 {
-			t.Fatalf("chain did not grow: %d links", a.NumLinks())
+		if growth != 0 && a.numLinks() < 3 {
+			t.Fatalf("chain did not grow: %d links", a.numLinks())
 		}
 	}
 }

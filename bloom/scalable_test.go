@@ -1,14 +1,16 @@
 package bloom
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 )
 
 func mustScalable(t testing.TB, cfg ScalableConfig) *Scalable {
 	t.Helper()
-	s, err := NewScalable(cfg)
+	s, err := NewScalableWithConfig(cfg)
 	if err != nil {
 		t.Fatalf("NewScalable(%+v): %v", cfg, err)
 	}
@@ -17,19 +19,19 @@ func mustScalable(t testing.TB, cfg ScalableConfig) *Scalable {
 
 func TestScalableGrowthAndTightening(t *testing.T) {
 	s := mustScalable(t, ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2})
-	cfg := s.Config()
+	cfg := s.config()
 	if cfg.Tightening != DefaultTightening || cfg.MinErrorRate != DefaultMinErrorRate || cfg.HashID != HashXXH3_128 {
 		t.Fatalf("defaults not applied: %+v", cfg)
 	}
 	var buf []byte
 	const total = 100 + 200 + 400 + 800 + 1 // fills four links, opens a fifth
-	for i := uint64(0); s.N() < total; i++ {
+	for i := uint64(0); s.items() < total; i++ {
 		if _, err := s.Add(userKey(buf, i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	links := s.Links()
-	if len(links) != 5 || s.NumLinks() != 5 {
+	links := s.linkList()
+	if len(links) != 5 || s.numLinks() != 5 {
 		t.Fatalf("%d links, want 5", len(links))
 	}
 	wantP := 0.01 * 0.5 // RedisBloom: first link p/2, then ×0.5 each
@@ -41,29 +43,29 @@ func TestScalableGrowthAndTightening(t *testing.T) {
 		if l.ErrorRate != wantP {
 			t.Errorf("link %d error rate %v, want %v", i, l.ErrorRate, wantP)
 		}
-		m, k, _ := ChainSizing(l.Capacity, l.ErrorRate) // the default Sizing
-		if l.Filter.M() != m || l.Filter.K() != k || l.Filter.Capacity() != l.Capacity || l.Filter.TargetP() != l.ErrorRate {
-			t.Errorf("link %d: m=%d k=%d, want %d %d", i, l.Filter.M(), l.Filter.K(), m, k)
+		m, k, _ := chainSizingFn(l.Capacity, l.ErrorRate) // the default Sizing
+		if l.Filter.numBits() != m || l.Filter.numHashes() != k || l.Filter.capacityN() != l.Capacity || l.Filter.targetRate() != l.ErrorRate {
+			t.Errorf("link %d: m=%d k=%d, want %d %d", i, l.Filter.numBits(), l.Filter.numHashes(), m, k)
 		}
-		if i < 4 && l.Filter.N() != l.Capacity {
-			t.Errorf("full link %d holds N=%d, want exactly its capacity %d", i, l.Filter.N(), l.Capacity)
+		if i < 4 && l.Filter.items() != l.Capacity {
+			t.Errorf("full link %d holds N=%d, want exactly its capacity %d", i, l.Filter.items(), l.Capacity)
 		}
 		wantP *= 0.5
 		sumCap += l.Capacity
-		sumBytes += l.Filter.SizeBytes()
+		sumBytes += l.Filter.sizeBytes()
 	}
-	if links[4].Filter.N() != 1 || s.N() != total || s.Capacity() != sumCap || s.SizeBytes() != sumBytes {
-		t.Errorf("N=%d capacity=%d bytes=%d", s.N(), s.Capacity(), s.SizeBytes())
+	if links[4].Filter.items() != 1 || s.items() != total || s.capacityN() != sumCap || s.sizeBytes() != sumBytes {
+		t.Errorf("N=%d capacity=%d bytes=%d", s.items(), s.capacityN(), s.sizeBytes())
 	}
 	// Custom tightening r = 0.8: link i gets p0·(1−r)·r^i.
 	s = mustScalable(t, ScalableConfig{Capacity: 10, ErrorRate: 0.1, Growth: 1, Tightening: 0.8})
-	for i := uint64(0); s.NumLinks() < 4; i++ {
+	for i := uint64(0); s.numLinks() < 4; i++ {
 		if _, err := s.Add(counterKey(buf, i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	p := 0.1 * (1 - 0.8)
-	for i, l := range s.Links() {
+	for i, l := range s.linkList() {
 		if l.Capacity != 10 || math.Abs(l.ErrorRate-p) > 1e-15 {
 			t.Errorf("r=0.8 link %d: capacity %d error %v, want 10, %v", i, l.Capacity, l.ErrorRate, p)
 		}
@@ -74,53 +76,53 @@ func TestScalableGrowthAndTightening(t *testing.T) {
 func TestScalableAddSemantics(t *testing.T) {
 	s := mustScalable(t, ScalableConfig{Capacity: 3, ErrorRate: 0.01, Growth: 2})
 	for _, k := range []string{"a", "b", "c"} {
-		if added, err := s.AddString(k); !added || err != nil {
+		if added, err := s.addString(k); !added || err != nil {
 			t.Fatalf("Add(%q) = %v, %v", k, added, err)
 		}
 	}
 	// Present in an older link: false, nil, and nothing changes (no growth
 	// even though the last link is full).
-	if added, err := s.Add([]byte("a")); added || err != nil || s.NumLinks() != 1 || s.N() != 3 {
-		t.Fatalf("re-add = %v, %v; links %d N %d", added, err, s.NumLinks(), s.N())
+	if added, err := s.Add([]byte("a")); added || err != nil || s.numLinks() != 1 || s.items() != 3 {
+		t.Fatalf("re-add = %v, %v; links %d N %d", added, err, s.numLinks(), s.items())
 	}
-	if added, err := s.Add([]byte("d")); !added || err != nil || s.NumLinks() != 2 {
-		t.Fatalf("Add(d) = %v, %v; links %d", added, err, s.NumLinks())
+	if added, err := s.Add([]byte("d")); !added || err != nil || s.numLinks() != 2 {
+		t.Fatalf("Add(d) = %v, %v; links %d", added, err, s.numLinks())
 	}
 	h1, h2 := Hash([]byte("a"))
-	if added, _ := s.AddHash(h1, h2); added || s.Links()[1].Filter.N() != 1 {
+	if added, _ := s.AddHash(h1, h2); added || s.linkList()[1].Filter.items() != 1 {
 		t.Fatal("pair present in link 0 was added to link 1")
 	}
 	for _, k := range []string{"a", "b", "c", "d"} {
-		if !s.Test([]byte(k)) || !s.TestString(k) {
+		if !s.Test([]byte(k)) || !s.testString(k) {
 			t.Fatalf("false negative for %q", k)
 		}
 	}
 	// A full collision in the last link returns false and does not count.
-	s2, _ := NewScalable(ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: 2})
-	last := s2.Links()[0].Filter
+	s2, _ := NewScalableWithConfig(ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: 2})
+	last := s2.linkList()[0].Filter
 	last.AddHash(7, 0) // k identical positions
-	if added, err := s2.AddHash(7+last.M(), last.M()); added || err != nil || s2.N() != 1 {
-		t.Fatalf("colliding pair: added=%v err=%v N=%d", added, err, s2.N())
+	if added, err := s2.AddHash(7+last.numBits(), last.numBits()); added || err != nil || s2.items() != 1 {
+		t.Fatalf("colliding pair: added=%v err=%v N=%d", added, err, s2.items())
 	}
 }
 
 func TestScalableNonScalingFull(t *testing.T) {
-	s := mustScalable(t, ScalableConfig{Capacity: 10, ErrorRate: 0.01})
-	if l := s.Links()[0]; l.ErrorRate != 0.01 {
+	s := mustScalable(t, ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: NoGrowth})
+	if l := s.linkList()[0]; l.ErrorRate != 0.01 {
 		t.Fatalf("non-scaling error rate %v, want exactly 0.01 (no tightening)", l.ErrorRate)
 	}
 	var buf []byte
 	var i uint64
-	for ; s.N() < 10; i++ {
+	for ; s.items() < 10; i++ {
 		if _, err := s.Add(userKey(buf, i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	_, err := s.Add(userKey(buf, 1000))
-	if !errors.Is(err, ErrFull) || s.NumLinks() != 1 || s.N() != 10 {
-		t.Fatalf("add to full non-scaling = %v, links %d, N %d", err, s.NumLinks(), s.N())
+	if !errors.Is(err, ErrFull) || s.numLinks() != 1 || s.items() != 10 {
+		t.Fatalf("add to full non-scaling = %v, links %d, N %d", err, s.numLinks(), s.items())
 	}
-	if s.Test(userKey(buf, 1000)) && s.Links()[0].Filter.N() != 10 {
+	if s.Test(userKey(buf, 1000)) && s.linkList()[0].Filter.items() != 10 {
 		t.Fatal("failed add changed state")
 	}
 	// Already-present items still answer false, nil when full.
@@ -130,19 +132,19 @@ func TestScalableNonScalingFull(t *testing.T) {
 }
 
 func TestScalableMaxBytes(t *testing.T) {
-	first := mustScalable(t, ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2}).SizeBytes()
-	if _, err := NewScalable(ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2, MaxBytes: first - 1}); !errors.Is(err, ErrTooLarge) {
+	first := mustScalable(t, ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2}).sizeBytes()
+	if _, err := NewScalableWithConfig(ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2, MaxBytes: first - 1}); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("first link over MaxBytes: %v", err)
 	}
 	s := mustScalable(t, ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2, MaxBytes: first * 2})
 	var buf []byte
 	var i uint64
-	for ; s.N() < 100; i++ {
+	for ; s.items() < 100; i++ {
 		if _, err := s.Add(userKey(buf, i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	before := s.Clone()
+	before := s.clone()
 	enc, _ := s.MarshalBinary()
 	for ; i < 200; i++ {
 		buf = userKey(buf, i)
@@ -156,7 +158,7 @@ func TestScalableMaxBytes(t *testing.T) {
 		break
 	}
 	enc2, _ := s.MarshalBinary()
-	if s.NumLinks() != 1 || s.N() != before.N() || string(enc) != string(enc2) {
+	if s.numLinks() != 1 || s.items() != before.items() || string(enc) != string(enc2) {
 		t.Fatal("failed growth changed the filter")
 	}
 }
@@ -177,14 +179,14 @@ func TestScalableConfigValidation(t *testing.T) {
 	} {
 		cfg := good
 		mut(&cfg)
-		if s, err := NewScalable(cfg); !errors.Is(err, ErrInvalidParameter) || s != nil {
+		if s, err := NewScalableWithConfig(cfg); !errors.Is(err, ErrInvalidParameter) || s != nil {
 			t.Errorf("%s: %v", name, err)
 		}
-		if _, err := RestoreScalable(cfg, mustScalable(t, good).Links()); !errors.Is(err, ErrInvalidParameter) {
+		if _, err := restoreScalable(cfg, mustScalable(t, good).linkList()); !errors.Is(err, ErrInvalidParameter) {
 			t.Errorf("Restore %s: %v", name, err)
 		}
 	}
-	if _, err := NewScalable(ScalableConfig{Capacity: 1 << 62, ErrorRate: 0.01, Growth: 2}); !errors.Is(err, ErrTooLarge) {
+	if _, err := NewScalableWithConfig(ScalableConfig{Capacity: 1 << 62, ErrorRate: 0.01, Growth: 2}); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("huge capacity: %v", err)
 	}
 }
@@ -204,13 +206,13 @@ func TestScalableCustomSizingAndFloor(t *testing.T) {
 	for i := uint64(0); err == nil && i < 100; i++ {
 		_, err = s.Add(userKey(buf, i))
 	}
-	if err == nil || err.Error() != "sizing refuses" || s.NumLinks() != 4 {
-		t.Fatalf("err %v, links %d", err, s.NumLinks())
+	if err == nil || err.Error() != "sizing refuses" || s.numLinks() != 4 {
+		t.Fatalf("err %v, links %d", err, s.numLinks())
 	}
 	want := []float64{0.05, 0.025, 0.0125, 0.01, 0.01}
-	for i, l := range s.Links() {
-		if l.Filter.M() != 64*l.Capacity || l.Filter.K() != 2 || l.ErrorRate != want[i] {
-			t.Errorf("link %d: m %d k %d p %v", i, l.Filter.M(), l.Filter.K(), l.ErrorRate)
+	for i, l := range s.linkList() {
+		if l.Filter.numBits() != 64*l.Capacity || l.Filter.numHashes() != 2 || l.ErrorRate != want[i] {
+			t.Errorf("link %d: m %d k %d p %v", i, l.Filter.numBits(), l.Filter.numHashes(), l.ErrorRate)
 		}
 	}
 	if len(calls) != 5 || calls[4] != 0.01 {
@@ -218,12 +220,12 @@ func TestScalableCustomSizingAndFloor(t *testing.T) {
 	}
 	// Capacity overflow on growth gives ErrTooLarge.
 	f, _ := NewWithMK(64, 1)
-	f.SetN(1 << 63)
-	s, err = RestoreScalable(ScalableConfig{Capacity: 1, ErrorRate: 0.1, Growth: 4}, []Link{{f, 1 << 63, 0.05}})
+	f.setN(1 << 63)
+	s, err = restoreScalable(ScalableConfig{Capacity: 1, ErrorRate: 0.1, Growth: 4}, []link{{f, 1 << 63, 0.05}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AddHash(1, 2); !errors.Is(err, ErrTooLarge) || s.NumLinks() != 1 {
+	if _, err := s.AddHash(1, 2); !errors.Is(err, ErrTooLarge) || s.numLinks() != 1 {
 		t.Fatalf("capacity overflow: %v", err)
 	}
 }
@@ -234,12 +236,12 @@ func TestRestoreScalable(t *testing.T) {
 	for i := uint64(0); i < 500; i++ {
 		_, _ = s.Add(userKey(buf, i))
 	}
-	cfg := s.Config()
-	var links []Link
-	for _, l := range s.Links() {
-		links = append(links, Link{Filter: l.Filter.Clone(), Capacity: l.Capacity, ErrorRate: l.ErrorRate})
+	cfg := s.config()
+	var links []link
+	for _, l := range s.linkList() {
+		links = append(links, link{Filter: l.Filter.clone(), Capacity: l.Capacity, ErrorRate: l.ErrorRate})
 	}
-	r, err := RestoreScalable(cfg, links)
+	r, err := restoreScalable(cfg, links)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,23 +257,23 @@ func TestRestoreScalable(t *testing.T) {
 	}
 	// Restore relabels filters with the chain's hash and the link's sizing.
 	f, _ := NewWithMK(128, 3)
-	r, err = RestoreScalable(ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: 2, HashID: HashMurmur64A}, []Link{{f, 10, 0.005}})
-	if err != nil || f.HashID() != HashMurmur64A || f.Capacity() != 10 || f.TargetP() != 0.005 {
-		t.Fatalf("relabel: %v %v %d %v", err, f.HashID(), f.Capacity(), f.TargetP())
+	r, err = restoreScalable(ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: 2, HashID: hashMurmur64A}, []link{{f, 10, 0.005}})
+	if err != nil || f.hashKind() != hashMurmur64A || f.capacityN() != 10 || f.targetRate() != 0.005 {
+		t.Fatalf("relabel: %v %v %d %v", err, f.hashKind(), f.capacityN(), f.targetRate())
 	}
 	for name, c := range map[string]struct {
 		cfg   ScalableConfig
-		links []Link
+		links []link
 		want  error
 	}{
 		"no links":   {cfg, nil, ErrInvalidParameter},
-		"nil filter": {cfg, []Link{{nil, 10, 0.01}}, ErrInvalidParameter},
-		"capacity 0": {cfg, []Link{{f, 0, 0.01}}, ErrInvalidParameter},
-		"error 0":    {cfg, []Link{{f, 10, 0}}, ErrInvalidParameter},
-		"error NaN":  {cfg, []Link{{f, 10, math.NaN()}}, ErrInvalidParameter},
-		"max bytes":  {ScalableConfig{Capacity: 10, ErrorRate: 0.01, MaxBytes: 8}, []Link{{f, 10, 0.01}}, ErrTooLarge},
+		"nil filter": {cfg, []link{{nil, 10, 0.01}}, ErrInvalidParameter},
+		"capacity 0": {cfg, []link{{f, 0, 0.01}}, ErrInvalidParameter},
+		"error 0":    {cfg, []link{{f, 10, 0}}, ErrInvalidParameter},
+		"error NaN":  {cfg, []link{{f, 10, math.NaN()}}, ErrInvalidParameter},
+		"max bytes":  {ScalableConfig{Capacity: 10, ErrorRate: 0.01, MaxBytes: 8}, []link{{f, 10, 0.01}}, ErrTooLarge},
 	} {
-		if _, err := RestoreScalable(c.cfg, c.links); !errors.Is(err, c.want) {
+		if _, err := restoreScalable(c.cfg, c.links); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", name, err, c.want)
 		}
 	}
@@ -279,13 +281,13 @@ func TestRestoreScalable(t *testing.T) {
 
 func TestScalableCloneIndependent(t *testing.T) {
 	s := mustScalable(t, ScalableConfig{Capacity: 2, ErrorRate: 0.01, Growth: 2})
-	_, _ = s.AddString("a")
-	c := s.Clone()
+	_, _ = s.addString("a")
+	c := s.clone()
 	for _, k := range []string{"b", "c", "d", "e"} {
-		_, _ = c.AddString(k)
+		_, _ = c.addString(k)
 	}
-	if s.N() != 1 || s.NumLinks() != 1 || c.N() != 5 || c.NumLinks() != 2 || s.Test([]byte("e")) && !c.Test([]byte("e")) {
-		t.Fatalf("clone shares state: %d %d %d %d", s.N(), s.NumLinks(), c.N(), c.NumLinks())
+	if s.items() != 1 || s.numLinks() != 1 || c.items() != 5 || c.numLinks() != 2 || s.Test([]byte("e")) && !c.Test([]byte("e")) {
+		t.Fatalf("clone shares state: %d %d %d %d", s.items(), s.numLinks(), c.items(), c.numLinks())
 	}
 }
 
@@ -308,7 +310,7 @@ func TestScalableCloneIndependent(t *testing.T) {
 // check 2 does not include, about +6% at the m ≈ 1100 bits of a
 // capacity-100, p = 0.005 first link. With the classic sizing such a chain
 // overshoots p0 by 5–10% in expectation (RedisBloom's default chain behaves
-// the same); the default ChainSizing corrects for it, which
+// the same); the default chainSizingFn corrects for it, which
 // TestScalableAcceptance checks at capacity 100. TestDoubleHashingSmallM
 // pins the effect down.
 func TestScalableCompoundFPR(t *testing.T) {
@@ -333,8 +335,8 @@ func TestScalableCompoundFPR(t *testing.T) {
 			}
 		}
 		expected := 1.0
-		for _, l := range s.Links() {
-			k, m, ni := float64(l.Filter.K()), float64(l.Filter.M()), float64(l.Filter.N())
+		for _, l := range s.linkList() {
+			k, m, ni := float64(l.Filter.numHashes()), float64(l.Filter.numBits()), float64(l.Filter.items())
 			expected *= 1 - math.Pow(1-math.Exp(-k*ni/m), k)
 		}
 		expected = 1 - expected
@@ -348,10 +350,10 @@ func TestScalableCompoundFPR(t *testing.T) {
 			}
 		}
 		measured := float64(fp) / float64(probes)
-		q := s.EstimatedFPR()
+		q := s.estimatedFPR()
 		half := halfWidth999(q, probes)
 		t.Logf("seed %d: %d links, N=%d, %d bytes, measured %.5f (%d/%d), conditional %.5f ± %.5f, expected %.5f",
-			seed, s.NumLinks(), s.N(), s.SizeBytes(), measured, fp, probes, q, half, expected)
+			seed, s.numLinks(), s.items(), s.sizeBytes(), measured, fp, probes, q, half, expected)
 		if math.Abs(measured-q) > half {
 			t.Errorf("seed %d: measured FPR %.5f outside %.5f ± %.5f", seed, measured, q, half)
 		}
@@ -390,7 +392,7 @@ func TestDoubleHashingSmallM(t *testing.T) {
 	var buf []byte
 	for seed := uint64(1); seed <= R; seed++ {
 		f := mustNew(t, n, 0.005)
-		_ = f.SetHash(HashXXH3_128, seed)
+		_ = f.setHash(HashXXH3_128, seed)
 		for i := uint64(0); i < n; i++ {
 			f.Add(userKey(buf, i))
 		}
@@ -407,5 +409,58 @@ func TestDoubleHashingSmallM(t *testing.T) {
 	t.Logf("m=1103 k=8 n=100: mean measured %.6f, mean fill^k %.6f, ratio %.3f", meas/R, cond/R, ratio)
 	if ratio < 0.97 || ratio > 1.15 {
 		t.Errorf("measured/conditional FPR ratio %.3f outside [0.97, 1.15]", ratio)
+	}
+}
+
+// Issue 14: a Scalable grows by default. The configuration of the trap
+// (Capacity and ErrorRate only, which used to make a non-scaling filter
+// that was full after ~1,000 adds) and NewScalable(n, p) both grow; only
+// NoGrowth makes a non-scaling filter, and it is encoded as before (growth
+// 0 in the header), so files written by earlier versions decode with the
+// same meaning.
+func TestScalableGrowsByDefault(t *testing.T) {
+	viaConfig, err := NewScalableWithConfig(ScalableConfig{Capacity: 1000, ErrorRate: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaNP, err := NewScalable(1000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Scalable{viaConfig, viaNP} {
+		for i := range 5000 {
+			if _, err := s.Add(fmt.Appendf(nil, "key-%d", i)); err != nil {
+				t.Fatalf("add %d: %v", i, err)
+			}
+		}
+		st := s.Stats()
+		if s.numLinks() < 2 || st.Capacity < 5000 || st.N < 4900 {
+			t.Fatalf("did not grow: %d sub-filters, capacity %d, N %d", s.numLinks(), st.Capacity, st.N)
+		}
+		if got := s.config().Growth; got != DefaultGrowth {
+			t.Fatalf("growth %d, want %d", got, DefaultGrowth)
+		}
+	}
+	fixed, err := NewScalableWithConfig(ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: NoGrowth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full error
+	for i := 0; i < 1000 && full == nil; i++ {
+		_, full = fixed.Add(fmt.Appendf(nil, "key-%d", i))
+	}
+	if !errors.Is(full, ErrFull) || fixed.numLinks() != 1 {
+		t.Fatalf("NoGrowth: err %v after filling, %d sub-filters", full, fixed.numLinks())
+	}
+	enc, err := fixed.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := binary.LittleEndian.Uint64(enc[32:]); g != 0 {
+		t.Fatalf("NoGrowth encoded as growth %d, want 0", g)
+	}
+	back, _, err := DecodeScalable(enc)
+	if err != nil || back.config().Growth != 0 {
+		t.Fatalf("decode: %v, growth %d", err, back.config().Growth)
 	}
 }

@@ -65,7 +65,7 @@ type Stable struct {
 	targetP float64
 }
 
-// StableSizing returns the number of probes k and of decrements P per add
+// stableSizing returns the number of probes k and of decrements P per add
 // that give a stable filter of m cells of d bits a stable-point
 // false-positive rate of about p (Deng & Rafiei 2006): k = round(log2(1/p))
 // (at least 1, at most m−1) and P, solved from the FPS formula (see
@@ -73,7 +73,7 @@ type Stable struct {
 // rate away from p: StablePointFPR reports the exact one. Errors wrap
 // ErrInvalidParameter: m < 2, d ∉ [1, 8], p ∉ (0, 1); and ErrTooLarge if
 // m·d exceeds MaxBits.
-func StableSizing(m uint64, d uint8, p float64) (k uint32, decrements uint64, err error) {
+func stableSizing(m uint64, d uint8, p float64) (k uint32, decrements uint64, err error) {
 	if err := checkStableMD(m, d); err != nil {
 		return 0, 0, err
 	}
@@ -113,11 +113,11 @@ func checkStableMD(m uint64, d uint8) error {
 
 // NewStable returns an empty stable filter of m cells of d bits whose
 // stable-point false-positive rate is about p, with k and P from
-// StableSizing, hash HashXXH3_128 seed 0 and a random decrement sequence
+// stableSizing, hash HashXXH3_128 seed 0 and a random decrement sequence
 // (SetRandSeed makes it reproducible). It records p as its target p.
-// Errors are StableSizing's.
+// Errors are stableSizing's.
 func NewStable(m uint64, d uint8, p float64) (*Stable, error) {
-	k, dec, err := StableSizing(m, d, p)
+	k, dec, err := stableSizing(m, d, p)
 	if err != nil {
 		return nil, err
 	}
@@ -165,35 +165,35 @@ func checkStableParams(m uint64, d uint8, k uint32, decrements uint64) error {
 }
 
 // M returns the number of cells.
-func (s *Stable) M() uint64 { return s.m }
+func (s *Stable) numBits() uint64 { return s.m }
 
 // K returns the number of probes per item.
-func (s *Stable) K() uint32 { return s.k }
+func (s *Stable) numHashes() uint32 { return s.k }
 
 // CellBits returns the cell width d; cells hold 0 … 2^d − 1.
-func (s *Stable) CellBits() uint8 { return uint8(s.d) }
+func (s *Stable) cellBits() uint8 { return uint8(s.d) }
 
 // Decrements returns P, the number of cells each Add decrements.
-func (s *Stable) Decrements() uint64 { return s.p }
+func (s *Stable) decrements() uint64 { return s.p }
 
 // N returns the number of Adds so far (the stream length).
-func (s *Stable) N() uint64 { return s.n }
+func (s *Stable) items() uint64 { return s.n }
 
 // TargetP returns the stable-point rate the filter was configured for
 // (NewStable's p; 0 for NewStableWithParams).
-func (s *Stable) TargetP() float64 { return s.targetP }
+func (s *Stable) targetRate() float64 { return s.targetP }
 
 // SizeBytes returns the memory of the cells in bytes.
-func (s *Stable) SizeBytes() uint64 { return uint64(len(s.words)) * 8 }
+func (s *Stable) sizeBytes() uint64 { return uint64(len(s.words)) * 8 }
 
 // HashID returns the ID of the hash the filter's pairs come from.
-func (s *Stable) HashID() HashID { return s.hashID }
+func (s *Stable) hashKind() HashID { return s.hashID }
 
 // HashSeed returns the seed of the filter's hash.
-func (s *Stable) HashSeed() uint64 { return s.seed }
+func (s *Stable) hashSeed() uint64 { return s.seed }
 
 // SetHash sets the hash the key methods use, as Filter.SetHash does.
-func (s *Stable) SetHash(id HashID, seed uint64) error {
+func (s *Stable) setHash(id HashID, seed uint64) error {
 	if id == 0 {
 		return fmt.Errorf("%w: hash ID 0 is reserved", ErrInvalidParameter)
 	}
@@ -204,7 +204,7 @@ func (s *Stable) SetHash(id HashID, seed uint64) error {
 // SetRandSeed sets the state of the generator that picks the cells to
 // decrement, making the filter's evolution reproducible. The state is part
 // of the encoding.
-func (s *Stable) SetRandSeed(seed uint64) { s.rng = seed }
+func (s *Stable) setRandSeed(seed uint64) { s.rng = seed }
 
 // StablePointFPR returns the false-positive rate the filter converges to
 // on a stream of distinct items, whatever its length (Deng & Rafiei 2006,
@@ -216,7 +216,7 @@ func (s *Stable) SetRandSeed(seed uint64) { s.rng = seed }
 // that a cell is 0. The distance to it shrinks by a factor of about
 // e^(−(P+k)/m) per add, so the rate is within 1% of FPS after roughly
 // 5·Max·m/(P+k) adds.
-func (s *Stable) StablePointFPR() float64 {
+func (s *Stable) stablePointFPR() float64 {
 	k, m, p := float64(s.k), float64(s.m), float64(s.p)
 	zero := math.Pow(1/(1+1/(p*(1/k-1/m))), float64(s.max))
 	return math.Pow(1-zero, k)
@@ -236,7 +236,7 @@ func (s *Stable) Add(key []byte) {
 }
 
 // AddString is Add for a string key.
-func (s *Stable) AddString(key string) {
+func (s *Stable) addString(key string) {
 	h1, h2 := keyHashString(s.hashID, s.seed, key, zeroStable)
 	s.AddHash(h1, h2)
 }
@@ -291,7 +291,7 @@ func (s *Stable) Test(key []byte) bool {
 }
 
 // TestString is Test for a string key.
-func (s *Stable) TestString(key string) bool {
+func (s *Stable) testString(key string) bool {
 	h1, h2 := keyHashString(s.hashID, s.seed, key, zeroStable)
 	return s.TestHash(h1, h2)
 }
@@ -348,7 +348,7 @@ func (s *Stable) Stats() Stats {
 	return Stats{
 		M:                    s.m,
 		K:                    s.k,
-		Bytes:                s.SizeBytes(),
+		Bytes:                s.sizeBytes(),
 		N:                    s.n,
 		SetBits:              set,
 		FillRatio:            fill,
@@ -359,14 +359,14 @@ func (s *Stable) Stats() Stats {
 }
 
 // Clone returns an independent copy of s (including its random state).
-func (s *Stable) Clone() *Stable {
+func (s *Stable) clone() *Stable {
 	c := *s
 	c.words = slices.Clone(s.words)
 	return &c
 }
 
 // Equal reports whether s and g have the same parameters, state and cells.
-func (s *Stable) Equal(g *Stable) bool {
+func (s *Stable) equal(g *Stable) bool {
 	return s.m == g.m && s.d == g.d && s.k == g.k && s.p == g.p && s.hashID == g.hashID &&
 		s.seed == g.seed && s.rng == g.rng && s.n == g.n &&
 		math.Float64bits(s.targetP) == math.Float64bits(g.targetP) && slices.Equal(s.words, g.words)

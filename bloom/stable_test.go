@@ -55,7 +55,7 @@ func TestStableMatchesModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.SetRandSeed(uint64(m) * uint64(d))
+			s.setRandSeed(uint64(m) * uint64(d))
 			model := &stableModel{cells: make([]uint8, m), max: uint8(1<<d - 1), k: k, p: dec, rng: s.rng}
 			var buf []byte
 			for i := uint64(0); i < 300; i++ {
@@ -100,7 +100,7 @@ func TestStableStablePointFPR(t *testing.T) {
 			t.Run(fmt.Sprintf("d=%d,p=%g", d, p), func(t *testing.T) {
 				t.Parallel()
 				s := mustStable(t, m, d, p)
-				s.SetRandSeed(uint64(d))
+				s.setRandSeed(uint64(d))
 				adds := 15 * uint64(s.max) * m / (s.p + uint64(s.k))
 				var buf []byte
 				for i := uint64(0); i < adds; i++ {
@@ -117,7 +117,7 @@ func TestStableStablePointFPR(t *testing.T) {
 					}
 				}
 				st := s.Stats()
-				q, fps := st.EstimatedFPR, s.StablePointFPR()
+				q, fps := st.EstimatedFPR, s.stablePointFPR()
 				measured := float64(fp) / float64(probes)
 				half := halfWidth999(q, probes)
 				f := st.FillRatio
@@ -149,7 +149,7 @@ func TestStableStablePointFPR(t *testing.T) {
 // absent (most of them), while the newest item always tests present.
 func TestStableForgetsOldItems(t *testing.T) {
 	s := mustStable(t, 10_000, 2, 0.01)
-	s.SetRandSeed(3)
+	s.setRandSeed(3)
 	var buf []byte
 	const n = 200_000 // ≫ Max·m/P
 	for i := uint64(0); i < n; i++ {
@@ -213,27 +213,27 @@ func TestStableParameters(t *testing.T) {
 		}
 	}
 	// Tiny filters clamp k below m and P to [1, m].
-	k, dec, err := StableSizing(2, 1, 1e-9)
+	k, dec, err := stableSizing(2, 1, 1e-9)
 	if err != nil || k != 1 || dec < 1 || dec > 2 {
-		t.Errorf("StableSizing(2, 1, 1e-9) = %d, %d, %v", k, dec, err)
+		t.Errorf("stableSizing(2, 1, 1e-9) = %d, %d, %v", k, dec, err)
 	}
 	s := mustStable(t, 1000, 4, 0.02)
-	if s.CellBits() != 4 || s.M() != 1000 || s.K() != 6 || s.Decrements() == 0 || s.TargetP() != 0.02 || s.SizeBytes() != 8*63 {
-		t.Errorf("accessors: d=%d m=%d k=%d P=%d bytes=%d", s.CellBits(), s.M(), s.K(), s.Decrements(), s.SizeBytes())
+	if s.cellBits() != 4 || s.numBits() != 1000 || s.numHashes() != 6 || s.decrements() == 0 || s.targetRate() != 0.02 || s.sizeBytes() != 8*63 {
+		t.Errorf("accessors: d=%d m=%d k=%d P=%d bytes=%d", s.cellBits(), s.numBits(), s.numHashes(), s.decrements(), s.sizeBytes())
 	}
-	if err := s.SetHash(0, 0); !errors.Is(err, ErrInvalidParameter) {
-		t.Error("SetHash(0)")
+	if err := s.setHash(0, 0); !errors.Is(err, ErrInvalidParameter) {
+		t.Error("setHash(0)")
 	}
-	if err := s.SetHash(HashXXH3_128, 5); err != nil || s.HashSeed() != 5 || s.HashID() != HashXXH3_128 {
+	if err := s.setHash(HashXXH3_128, 5); err != nil || s.hashSeed() != 5 || s.hashKind() != HashXXH3_128 {
 		t.Error("SetHash")
 	}
-	s.AddString("a")
-	if !s.TestString("a") || !s.Test([]byte("a")) || s.N() != 1 {
+	s.addString("a")
+	if !s.testString("a") || !s.Test([]byte("a")) || s.items() != 1 {
 		t.Error("AddString/TestString")
 	}
-	c := s.Clone()
+	c := s.clone()
 	c.Add([]byte("b"))
-	if s.Equal(c) || s.N() != 1 {
+	if s.equal(c) || s.items() != 1 {
 		t.Error("Clone is not independent")
 	}
 }

@@ -33,27 +33,27 @@ func TestZeroValues(t *testing.T) {
 	t.Run("Filter", func(t *testing.T) {
 		ok, _ := New(100, 0.01)
 		cases := map[string]func(f *Filter){
-			"Add": func(f *Filter) { f.Add(key) }, "AddString": func(f *Filter) { f.AddString("k") },
+			"Add": func(f *Filter) { f.Add(key) }, "AddString": func(f *Filter) { f.addString("k") },
 			"AddHash": func(f *Filter) { f.AddHash(1, 2) }, "Test": func(f *Filter) { f.Test(key) },
-			"TestString": func(f *Filter) { f.TestString("k") }, "TestHash": func(f *Filter) { f.TestHash(1, 2) },
+			"TestString": func(f *Filter) { f.testString("k") }, "TestHash": func(f *Filter) { f.TestHash(1, 2) },
 			"TestAndAdd": func(f *Filter) { f.TestAndAdd(key) }, "TestAndAddHash": func(f *Filter) { f.TestAndAddHash(1, 2) },
 			"AddMany": func(f *Filter) { f.AddMany(keys) }, "TestMany": func(f *Filter) { f.TestMany(keys, nil) },
-			"AddManyExclusive":     func(f *Filter) { f.AddManyExclusive(keys) },
-			"AddHashManyExclusive": func(f *Filter) { f.AddHashManyExclusive([]uint64{1}, []uint64{2}) },
+			"addManyExclusive":     func(f *Filter) { f.addManyExclusive(keys) },
+			"addHashManyExclusive": func(f *Filter) { f.addHashManyExclusive([]uint64{1}, []uint64{2}) },
 			"Stats":                func(f *Filter) { f.Stats() },
-			"Compatible":           func(f *Filter) { _ = f.Compatible(ok) },
-			"Union":                func(f *Filter) { _ = f.Union(ok) }, "Intersect": func(f *Filter) { _ = f.Intersect(ok) },
-			"Union into":    func(f *Filter) { _ = ok.Union(f) },
+			"Compatible":           func(f *Filter) { _ = f.compatible(ok) },
+			"Union":                func(f *Filter) { _ = f.Merge(ok) }, "Intersect": func(f *Filter) { _ = f.Intersect(ok) },
+			"Union into":    func(f *Filter) { _ = ok.Merge(f) },
 			"MarshalBinary": func(f *Filter) { _, _ = f.MarshalBinary() },
 			"AppendBinary":  func(f *Filter) { _, _ = f.AppendBinary(nil) },
 			"WriteTo":       func(f *Filter) { _, _ = f.WriteTo(&bytes.Buffer{}) },
-			"NewBuilder":    func(f *Filter) { NewBuilder(f) },
+			"newBuilder":    func(f *Filter) { newBuilder(f) },
 		}
 		for name, c := range cases {
 			mustPanicWith(t, name, zeroFilter, func() { c(new(Filter)) })
 		}
 		var z Filter
-		if z.M() != 0 || z.K() != 0 || z.N() != 0 || z.SizeBytes() != 0 || z.Capacity() != 0 {
+		if z.numBits() != 0 || z.numHashes() != 0 || z.items() != 0 || z.sizeBytes() != 0 || z.capacityN() != 0 {
 			t.Fatal("zero Filter getters")
 		}
 		ok.Add(key)
@@ -62,26 +62,26 @@ func TestZeroValues(t *testing.T) {
 			t.Fatalf("UnmarshalBinary into a zero Filter: %v", err)
 		}
 	})
-	t.Run("Builder", func(t *testing.T) {
-		for name, c := range map[string]func(b *Builder){
-			"Add": func(b *Builder) { b.Add(key) }, "AddString": func(b *Builder) { b.AddString("k") },
-			"AddHash": func(b *Builder) { b.AddHash(1, 2) }, "AddMany": func(b *Builder) { b.AddMany(keys) },
-			"Close": func(b *Builder) { b.Close() },
+	t.Run("builder", func(t *testing.T) {
+		for name, c := range map[string]func(b *builder){
+			"Add": func(b *builder) { b.Add(key) }, "AddString": func(b *builder) { b.addString("k") },
+			"AddHash": func(b *builder) { b.AddHash(1, 2) }, "AddMany": func(b *builder) { b.AddMany(keys) },
+			"Close": func(b *builder) { b.Close() },
 		} {
-			mustPanicWith(t, name, zeroBuilder, func() { c(new(Builder)) })
+			mustPanicWith(t, name, zeroBuilder, func() { c(new(builder)) })
 		}
 	})
 	t.Run("Counting", func(t *testing.T) {
 		ok, _ := NewCounting(100, 0.01)
 		for name, c := range map[string]func(c *Counting){
-			"Add": func(c *Counting) { c.Add(key) }, "AddString": func(c *Counting) { c.AddString("k") },
+			"Add": func(c *Counting) { c.Add(key) }, "AddString": func(c *Counting) { c.addString("k") },
 			"AddHash": func(c *Counting) { c.AddHash(1, 2) }, "Remove": func(c *Counting) { _ = c.Remove(key) },
 			"RemoveHash": func(c *Counting) { _ = c.RemoveHash(1, 2) }, "Test": func(c *Counting) { c.Test(key) },
 			"TestHash": func(c *Counting) { c.TestHash(1, 2) }, "Count": func(c *Counting) { c.Count(key) },
 			"CountHash": func(c *Counting) { c.CountHash(1, 2) }, "AddMany": func(c *Counting) { c.AddMany(keys) },
 			"TestMany": func(c *Counting) { c.TestMany(keys, nil) }, "Stats": func(c *Counting) { c.Stats() },
-			"Union": func(c *Counting) { _ = c.Union(ok) }, "Intersect": func(c *Counting) { _ = c.Intersect(ok) },
-			"Union into":    func(c *Counting) { _ = ok.Union(c) },
+			"Union": func(c *Counting) { _ = c.Merge(ok) }, "Intersect": func(c *Counting) { _ = c.Intersect(ok) },
+			"Union into":    func(c *Counting) { _ = ok.Merge(c) },
 			"MarshalBinary": func(c *Counting) { _, _ = c.MarshalBinary() },
 			"WriteTo":       func(c *Counting) { _, _ = c.WriteTo(&bytes.Buffer{}) },
 		} {
@@ -97,9 +97,9 @@ func TestZeroValues(t *testing.T) {
 	t.Run("Stable", func(t *testing.T) {
 		ok, _ := NewStable(1000, 3, 0.01)
 		for name, c := range map[string]func(s *Stable){
-			"Add": func(s *Stable) { s.Add(key) }, "AddString": func(s *Stable) { s.AddString("k") },
+			"Add": func(s *Stable) { s.Add(key) }, "AddString": func(s *Stable) { s.addString("k") },
 			"AddHash": func(s *Stable) { s.AddHash(1, 2) }, "Test": func(s *Stable) { s.Test(key) },
-			"TestString": func(s *Stable) { s.TestString("k") }, "TestHash": func(s *Stable) { s.TestHash(1, 2) },
+			"TestString": func(s *Stable) { s.testString("k") }, "TestHash": func(s *Stable) { s.TestHash(1, 2) },
 			"TestAndAdd": func(s *Stable) { s.TestAndAdd(key) }, "Stats": func(s *Stable) { s.Stats() },
 			"MarshalBinary": func(s *Stable) { _, _ = s.MarshalBinary() },
 			"WriteTo":       func(s *Stable) { _, _ = s.WriteTo(&bytes.Buffer{}) },
@@ -114,19 +114,19 @@ func TestZeroValues(t *testing.T) {
 		}
 	})
 	t.Run("Scalable", func(t *testing.T) {
-		ok, _ := NewScalable(ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2})
+		ok, _ := NewScalableWithConfig(ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2})
 		for name, c := range map[string]func(s *Scalable){
-			"Add": func(s *Scalable) { _, _ = s.Add(key) }, "AddString": func(s *Scalable) { _, _ = s.AddString("k") },
+			"Add": func(s *Scalable) { _, _ = s.Add(key) }, "AddString": func(s *Scalable) { _, _ = s.addString("k") },
 			"AddHash": func(s *Scalable) { _, _ = s.AddHash(1, 2) }, "Test": func(s *Scalable) { s.Test(key) },
-			"TestString": func(s *Scalable) { s.TestString("k") }, "TestHash": func(s *Scalable) { s.TestHash(1, 2) },
-			"EstimatedFPR":  func(s *Scalable) { s.EstimatedFPR() },
+			"TestString": func(s *Scalable) { s.testString("k") }, "TestHash": func(s *Scalable) { s.TestHash(1, 2) },
+			"EstimatedFPR":  func(s *Scalable) { s.estimatedFPR() },
 			"MarshalBinary": func(s *Scalable) { _, _ = s.MarshalBinary() },
 			"WriteTo":       func(s *Scalable) { _, _ = s.WriteTo(&bytes.Buffer{}) },
 		} {
 			mustPanicWith(t, name, zeroScalable, func() { c(new(Scalable)) })
 		}
 		var z Scalable
-		if z.N() != 0 || z.NumLinks() != 0 || z.Capacity() != 0 || z.SizeBytes() != 0 || len(z.Links()) != 0 {
+		if z.items() != 0 || z.numLinks() != 0 || z.capacityN() != 0 || z.sizeBytes() != 0 || len(z.linkList()) != 0 {
 			t.Fatal("zero Scalable getters")
 		}
 		ok.Add(key)
@@ -138,14 +138,14 @@ func TestZeroValues(t *testing.T) {
 	t.Run("SBBF", func(t *testing.T) {
 		ok, _ := NewSBBF(100, 0.01)
 		for name, c := range map[string]func(s *SBBF){
-			"Add": func(s *SBBF) { s.Add(key) }, "AddString": func(s *SBBF) { s.AddString("k") },
+			"Add": func(s *SBBF) { s.Add(key) }, "AddString": func(s *SBBF) { s.addString("k") },
 			"AddHash": func(s *SBBF) { s.AddHash(1) }, "Test": func(s *SBBF) { s.Test(key) },
-			"TestString": func(s *SBBF) { s.TestString("k") }, "TestHash": func(s *SBBF) { s.TestHash(1) },
+			"TestString": func(s *SBBF) { s.testString("k") }, "TestHash": func(s *SBBF) { s.TestHash(1) },
 			"TestAndAdd": func(s *SBBF) { s.TestAndAdd(key) }, "AddMany": func(s *SBBF) { s.AddMany(keys) },
-			"AddHashMany": func(s *SBBF) { s.AddHashMany([]uint64{1}) },
-			"TestMany":    func(s *SBBF) { s.TestMany(keys, nil) }, "TestHashMany": func(s *SBBF) { s.TestHashMany([]uint64{1}, nil) },
-			"Stats": func(s *SBBF) { s.Stats() }, "Union": func(s *SBBF) { _ = s.Union(ok) },
-			"Intersect": func(s *SBBF) { _ = s.Intersect(ok) }, "Union into": func(s *SBBF) { _ = ok.Union(s) },
+			"AddHashMany": func(s *SBBF) { s.addHashMany([]uint64{1}) },
+			"TestMany":    func(s *SBBF) { s.TestMany(keys, nil) }, "TestHashMany": func(s *SBBF) { s.testHashMany([]uint64{1}, nil) },
+			"Stats": func(s *SBBF) { s.Stats() }, "Union": func(s *SBBF) { _ = s.Merge(ok) },
+			"Intersect": func(s *SBBF) { _ = s.Intersect(ok) }, "Union into": func(s *SBBF) { _ = ok.Merge(s) },
 			"MarshalBinary": func(s *SBBF) { _, _ = s.MarshalBinary() },
 			"WriteTo":       func(s *SBBF) { _, _ = s.WriteTo(&bytes.Buffer{}) },
 			"ParquetBitset": func(s *SBBF) { s.ParquetBitset() },
@@ -172,20 +172,20 @@ func TestZeroValues(t *testing.T) {
 // filter whose first link had a 48 % false-positive rate).
 func TestScalableMinErrorRate(t *testing.T) {
 	for _, min := range []float64{0.5, 0.01, 0.02} {
-		_, err := NewScalable(ScalableConfig{Capacity: 100, ErrorRate: 0.01, MinErrorRate: min, Growth: 2})
+		_, err := NewScalableWithConfig(ScalableConfig{Capacity: 100, ErrorRate: 0.01, MinErrorRate: min, Growth: 2})
 		if !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), "below the error rate") {
 			t.Errorf("MinErrorRate %v with ErrorRate 0.01: %v", min, err)
 		}
-		if _, err := RestoreScalable(ScalableConfig{Capacity: 100, ErrorRate: 0.01, MinErrorRate: min}, nil); !errors.Is(err, ErrInvalidParameter) {
+		if _, err := restoreScalable(ScalableConfig{Capacity: 100, ErrorRate: 0.01, MinErrorRate: min}, nil); !errors.Is(err, ErrInvalidParameter) {
 			t.Errorf("RestoreScalable with MinErrorRate %v: %v", min, err)
 		}
 	}
-	s, err := NewScalable(ScalableConfig{Capacity: 100, ErrorRate: 0.01, MinErrorRate: 0.001, Growth: 2})
-	if err != nil || s.Links()[0].ErrorRate != 0.005 {
+	s, err := NewScalableWithConfig(ScalableConfig{Capacity: 100, ErrorRate: 0.01, MinErrorRate: 0.001, Growth: 2})
+	if err != nil || s.linkList()[0].ErrorRate != 0.005 {
 		t.Fatalf("MinErrorRate below the rate: %v", err)
 	}
 	// The default floor still serves a tiny target rate, as before.
-	if s, err := NewScalable(ScalableConfig{Capacity: 10, ErrorRate: 1e-305, Growth: 2}); err != nil || s.Links()[0].ErrorRate != DefaultMinErrorRate {
+	if s, err := NewScalableWithConfig(ScalableConfig{Capacity: 10, ErrorRate: 1e-305, Growth: 2}); err != nil || s.linkList()[0].ErrorRate != DefaultMinErrorRate {
 		t.Fatalf("ErrorRate 1e-305 with the default floor: %v", err)
 	}
 	// An encoding that records a floor at or above its rate (written before
@@ -193,7 +193,7 @@ func TestScalableMinErrorRate(t *testing.T) {
 	s.cfg.MinErrorRate = 0.5
 	enc, _ := s.MarshalBinary()
 	var d Scalable
-	if err := d.UnmarshalBinary(enc); err != nil || d.Config().MinErrorRate != 0.5 {
+	if err := d.UnmarshalBinary(enc); err != nil || d.config().MinErrorRate != 0.5 {
 		t.Fatalf("decoding a floor above the rate: %v", err)
 	}
 }

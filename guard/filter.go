@@ -104,7 +104,7 @@ func NewCounting(capacity uint64, p float64) (Filter, error) {
 // (bloom.NewScalable, growth 2), which keeps its false-positive bound when
 // more than capacity keys arrive between rebuilds.
 func NewScalable(capacity uint64, p float64) (Filter, error) {
-	s, err := bloom.NewScalable(bloom.ScalableConfig{Capacity: capacity, ErrorRate: p, Growth: 2})
+	s, err := bloom.NewScalableWithConfig(bloom.ScalableConfig{Capacity: capacity, ErrorRate: p, Growth: 2})
 	if err != nil {
 		return nil, err
 	}
@@ -217,15 +217,8 @@ func (f *scalableFilter) Add(key []byte) error {
 func (f *scalableFilter) FilterStats() FilterStats {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	st := FilterStats{Items: f.s.N(), Capacity: f.s.Capacity(), Bytes: f.s.SizeBytes(), EstimatedFPR: f.s.EstimatedFPR()}
-	var set, m uint64
-	for _, l := range f.s.Links() {
-		ls := l.Filter.Stats()
-		set, m = set+ls.SetBits, m+ls.M
-	}
-	if m > 0 {
-		st.FillRatio = float64(set) / float64(m)
-	}
+	ss := f.s.Stats()
+	st := FilterStats{Items: ss.N, Capacity: ss.Capacity, Bytes: ss.Bytes, EstimatedFPR: ss.EstimatedFPR, FillRatio: ss.FillRatio}
 	return st
 }
 

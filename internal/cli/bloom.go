@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/probly/probly/bloom"
+	"github.com/probly/probly/internal/bloomraw"
 )
 
 func newBloomCmd() *cobra.Command {
@@ -98,7 +99,7 @@ query, info and merge detect the layout from the file.`,
 //   - otherwise the reader copies the lines into batches and the adding
 //     goroutine calls addKeys.
 type buildPath struct {
-	builder  *bloom.Builder
+	builder  bloomraw.Builder
 	hash     func(key []byte) (h1, h2 uint64)
 	addPairs func(h1, h2 []uint64)
 	addKeys  func(keys [][]byte)
@@ -113,14 +114,14 @@ type buildPath struct {
 func buildPathFor(f layoutFilter, many manyAdder) buildPath {
 	switch f := f.(type) {
 	case *bloom.Filter:
-		if bloom.CanHashKeys(f.HashID()) {
-			return buildPath{builder: bloom.NewBuilder(f)}
+		if bloomRaw.CanHashKeys(f) {
+			return buildPath{builder: bloomRaw.NewBuilder(f)}
 		}
 	case *bloom.SBBF:
-		if f.HashSeed() == 0 {
+		if bloomRaw.SBBFSeed(f) == 0 {
 			return buildPath{
 				hash:     func(key []byte) (uint64, uint64) { return bloom.Hash64(key), 0 },
-				addPairs: func(h, _ []uint64) { f.AddHashMany(h) },
+				addPairs: func(h, _ []uint64) { bloomRaw.SBBFAddHashMany(f, h) },
 			}
 		}
 	}
@@ -429,3 +430,6 @@ func writeFileAtomic(name string, w io.WriterTo) error {
 	}
 	return os.Rename(tmp.Name(), name)
 }
+
+// bloomRaw is package bloom's bulk-build hooks (internal/bloomraw).
+var bloomRaw = bloomraw.Get[bloomraw.Hooks[bloom.Filter, bloom.SBBF, bloom.Scalable, bloom.Stable, bloom.ScalableConfig]]()

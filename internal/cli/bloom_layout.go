@@ -99,21 +99,21 @@ func mergeInto(acc, g layoutFilter, intersect bool) error {
 			if intersect {
 				return a.Intersect(b)
 			}
-			return a.Union(b)
+			return a.Merge(b)
 		}
 	case *bloom.SBBF:
 		if b, ok := g.(*bloom.SBBF); ok {
 			if intersect {
 				return a.Intersect(b)
 			}
-			return a.Union(b)
+			return a.Merge(b)
 		}
 	case *bloom.Counting:
 		if b, ok := g.(*bloom.Counting); ok {
 			if intersect {
 				return a.Intersect(b)
 			}
-			return a.Union(b)
+			return a.Merge(b)
 		}
 	}
 	return fmt.Errorf("%w: layout %s != layout %s (only filters of the same layout merge)",

@@ -101,7 +101,7 @@ func TestBloomLayouts(t *testing.T) {
 		t.Fatalf("SBBF.UnmarshalBinary: %v", err)
 	}
 	p, err := bloom.NewSBBFFromParquet(s.ParquetBitset())
-	if err != nil || !p.TestString("user-123") || !s.TestString("user-4999") {
+	if err != nil || !p.Test([]byte("user-123")) || !s.Test([]byte("user-4999")) {
 		t.Fatalf("Parquet bitset round trip: %v", err)
 	}
 	// Files of kinds the commands do not handle are refused clearly.

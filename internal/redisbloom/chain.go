@@ -120,7 +120,7 @@ type Chain struct {
 // the spare capacity append leaves, its slots in the chain's link and
 // metadata slices.
 var LinkOverhead = keyspace.HeapSize(uint64(unsafe.Sizeof(*(*bloom.Filter)(nil)))) +
-	2*uint64(unsafe.Sizeof(bloom.Link{})+unsafe.Sizeof(linkMeta{}))
+	2*uint64(unsafe.Sizeof(link{})+unsafe.Sizeof(linkMeta{}))
 
 // ChainOverhead is the heap bytes of a chain besides its links: the Chain
 // and its bloom.Scalable.
@@ -136,9 +136,10 @@ func scalableConfig(p Params, budget uint64) bloom.ScalableConfig {
 		Tightening: tightening,
 		Sizing:     sizing,
 		MaxBytes:   budget,
-		HashID:     bloom.HashMurmur64A,
+		HashID:     hashMurmur64A,
 	}
-	if !p.NonScaling {
+	cfg.Growth = bloom.NoGrowth // growth 0 in a Scalable is non-scaling
+	if !p.NonScaling && p.Expansion != 0 {
 		cfg.Growth = uint64(p.Expansion)
 	}
 	return cfg
@@ -156,7 +157,7 @@ func New(p Params, budget uint64) (*Chain, error) {
 	if _, err := newSize(p, budget); err != nil {
 		return nil, err
 	}
-	sc, err := bloom.NewScalable(scalableConfig(p, budget))
+	sc, err := bloom.NewScalableWithConfig(scalableConfig(p, budget))
 	if err != nil {
 		if errors.Is(err, bloom.ErrTooLarge) {
 			return nil, ErrInsufficientMemory
@@ -199,19 +200,19 @@ func newSize(p Params, budget uint64) (uint64, error) {
 // syncMeta records bpe and heap bytes for links the Scalable appended and
 // refreshes the newest-link fields.
 func (c *Chain) syncMeta() {
-	if c.sc.NumLinks() == len(c.meta) && c.last != nil {
+	if raw.NumLinks(c.sc) == len(c.meta) && c.last != nil {
 		return
 	}
-	links := c.sc.Links()
+	links := raw.Links(c.sc)
 	for _, l := range links[len(c.meta):] {
 		c.meta = append(c.meta, linkMeta{bpe: BPE(l.ErrorRate)})
-		c.heap += keyspace.HeapSize(l.Filter.SizeBytes())
+		c.heap += keyspace.HeapSize(raw.FilterBytes(l.Filter))
 	}
 	c.setLast(links)
 }
 
 // setLast records the newest of links (the chain's own, in order).
-func (c *Chain) setLast(links []bloom.Link) {
+func (c *Chain) setLast(links []link) {
 	l := links[len(links)-1]
 	c.last, c.lastCap, c.lastRate = l.Filter, l.Capacity, l.ErrorRate
 }
@@ -241,7 +242,7 @@ func (c *Chain) AddReserve(item []byte, reserve func(n uint64) bool) (bool, erro
 // beyond AddHash's: one comparison, and on the rare add that grows the
 // chain one test of every link and the new link's sizing.
 func (c *Chain) AddHashReserve(a, b uint64, reserve func(n uint64) bool) (bool, error) {
-	if c.last.N() >= c.lastCap && c.options&OptNoScaling == 0 {
+	if raw.FilterN(c.last) >= c.lastCap && c.options&OptNoScaling == 0 {
 		// The newest link is full: an item found in no link makes the
 		// chain grow. Size and admit the link before bloom allocates it.
 		if c.sc.TestHash(a, b) {
@@ -279,7 +280,7 @@ func (c *Chain) GrowthSize() (uint64, error) {
 	if hi != 0 {
 		return 0, ErrProblemInserting
 	}
-	cfg := c.sc.Config()
+	cfg := raw.Config(c.sc)
 	_, _, bytes, _, err := LinkSize(capacity, max(c.lastRate*cfg.Tightening, cfg.MinErrorRate))
 	if err != nil {
 		return 0, ErrProblemInserting
@@ -301,13 +302,13 @@ func (c *Chain) Exists(item []byte) bool {
 func (c *Chain) ExistsHash(a, b uint64) bool { return c.sc.TestHash(a, b) }
 
 // Card returns the number of items inserted (BF.CARD).
-func (c *Chain) Card() uint64 { return c.sc.N() }
+func (c *Chain) Card() uint64 { return raw.N(c.sc) }
 
 // Capacity returns Σ link entries (BF.INFO Capacity).
-func (c *Chain) Capacity() uint64 { return c.sc.Capacity() }
+func (c *Chain) Capacity() uint64 { return raw.Capacity(c.sc) }
 
 // NumFilters returns the number of links.
-func (c *Chain) NumFilters() int { return c.sc.NumLinks() }
+func (c *Chain) NumFilters() int { return raw.NumLinks(c.sc) }
 
 // NonScaling reports whether the chain is non-scaling.
 func (c *Chain) NonScaling() bool { return c.options&OptNoScaling != 0 }
@@ -318,30 +319,30 @@ func (c *Chain) Expansion() uint32 { return c.growth }
 // InfoSize is BF.INFO's Size: the C struct sizes on 64-bit,
 // 32 + 64·nfilters + Σ link bytes.
 func (c *Chain) InfoSize() uint64 {
-	return 32 + 64*uint64(c.sc.NumLinks()) + c.sc.SizeBytes()
+	return 32 + 64*uint64(raw.NumLinks(c.sc)) + raw.Bytes(c.sc)
 }
 
 // SizeBytes returns Σ link bytes.
-func (c *Chain) SizeBytes() uint64 { return c.sc.SizeBytes() }
+func (c *Chain) SizeBytes() uint64 { return raw.Bytes(c.sc) }
 
 // DebugLines returns BF.DEBUG's reply lines: "size:<N>", then one line per
 // link.
 func (c *Chain) DebugLines() []string {
-	links := c.sc.Links()
+	links := raw.Links(c.sc)
 	out := make([]string, 0, 1+len(links))
-	out = append(out, "size:"+strconv.FormatUint(c.sc.N(), 10))
+	out = append(out, "size:"+strconv.FormatUint(raw.N(c.sc), 10))
 	for _, l := range links {
 		b := make([]byte, 0, 96)
 		b = append(b, "bytes:"...)
-		b = strconv.AppendUint(b, l.Filter.SizeBytes(), 10)
+		b = strconv.AppendUint(b, raw.FilterBytes(l.Filter), 10)
 		b = append(b, " bits:"...)
-		b = strconv.AppendUint(b, l.Filter.M(), 10)
+		b = strconv.AppendUint(b, raw.FilterM(l.Filter), 10)
 		b = append(b, " hashes:"...)
-		b = strconv.AppendUint(b, uint64(l.Filter.K()), 10)
+		b = strconv.AppendUint(b, uint64(raw.FilterK(l.Filter)), 10)
 		b = append(b, " hashwidth:64 capacity:"...)
 		b = strconv.AppendUint(b, l.Capacity, 10)
 		b = append(b, " size:"...)
-		b = strconv.AppendUint(b, l.Filter.N(), 10)
+		b = strconv.AppendUint(b, raw.FilterN(l.Filter), 10)
 		b = append(b, " ratio:"...)
 		b = append(b, FormatG(l.ErrorRate)...)
 		out = append(out, string(b))
@@ -393,13 +394,13 @@ func (c *Chain) Clone() keyspace.Value { return c.CloneChain() }
 // CloneChain returns a deep copy of c.
 func (c *Chain) CloneChain() *Chain {
 	d := &Chain{
-		sc:      c.sc.Clone(),
+		sc:      raw.Clone(c.sc),
 		meta:    append([]linkMeta(nil), c.meta...),
 		options: c.options,
 		growth:  c.growth,
 		heap:    c.heap,
 	}
-	d.setLast(d.sc.Links())
+	d.setLast(raw.Links(d.sc))
 	return d
 }
 
@@ -410,11 +411,11 @@ func (c *Chain) SetBudget(b uint64) {
 	if b == 0 {
 		b = DefaultBudget
 	}
-	c.sc.SetMaxBytes(b)
+	raw.SetMaxBytes(c.sc, b)
 }
 
 // Budget returns the chain's per-filter byte budget.
-func (c *Chain) Budget() uint64 { return c.sc.Config().MaxBytes }
+func (c *Chain) Budget() uint64 { return raw.Config(c.sc).MaxBytes }
 
 // Equal reports whether two chains have identical state: header fields,
 // per-link parameters, counts and bits.
@@ -427,14 +428,14 @@ func (c *Chain) Equal(d *Chain) bool {
 			return false
 		}
 	}
-	cl, dl := c.sc.Links(), d.sc.Links()
+	cl, dl := raw.Links(c.sc), raw.Links(d.sc)
 	if len(cl) != len(dl) {
 		return false
 	}
 	for i := range cl {
 		if cl[i].Capacity != dl[i].Capacity ||
 			math.Float64bits(cl[i].ErrorRate) != math.Float64bits(dl[i].ErrorRate) ||
-			!cl[i].Filter.Equal(dl[i].Filter) {
+			!raw.FilterEqual(cl[i].Filter, dl[i].Filter) {
 			return false
 		}
 	}

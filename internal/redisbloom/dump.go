@@ -20,22 +20,22 @@ const (
 )
 
 // HeaderSize returns the length of the chain's SCANDUMP header.
-func (c *Chain) HeaderSize() int { return headerFixed + headerLink*c.sc.NumLinks() }
+func (c *Chain) HeaderSize() int { return headerFixed + headerLink*raw.NumLinks(c.sc) }
 
 // AppendHeader appends the SCANDUMP header of c to b.
 func (c *Chain) AppendHeader(b []byte) []byte {
 	le := binary.LittleEndian
-	b = le.AppendUint64(b, c.sc.N())
-	b = le.AppendUint32(b, uint32(c.sc.NumLinks()))
+	b = le.AppendUint64(b, raw.N(c.sc))
+	b = le.AppendUint32(b, uint32(raw.NumLinks(c.sc)))
 	b = le.AppendUint32(b, c.options)
 	b = le.AppendUint32(b, c.growth)
-	for i, l := range c.sc.Links() {
-		b = le.AppendUint64(b, l.Filter.SizeBytes())
-		b = le.AppendUint64(b, l.Filter.M())
-		b = le.AppendUint64(b, l.Filter.N())
+	for i, l := range raw.Links(c.sc) {
+		b = le.AppendUint64(b, raw.FilterBytes(l.Filter))
+		b = le.AppendUint64(b, raw.FilterM(l.Filter))
+		b = le.AppendUint64(b, raw.FilterN(l.Filter))
 		b = le.AppendUint64(b, math.Float64bits(l.ErrorRate))
 		b = le.AppendUint64(b, math.Float64bits(c.meta[i].bpe))
-		b = le.AppendUint32(b, l.Filter.K())
+		b = le.AppendUint32(b, raw.FilterK(l.Filter))
 		b = le.AppendUint64(b, l.Capacity)
 		b = append(b, c.meta[i].n2)
 	}
@@ -151,18 +151,18 @@ func parseHeader(data []byte, budget uint64) (*parsedHeader, error) {
 
 // build allocates the links of a validated header (all bits zero).
 func (h *parsedHeader) build(budget uint64) (*Chain, error) {
-	links := make([]bloom.Link, len(h.links))
+	links := make([]link, len(h.links))
 	meta := make([]linkMeta, len(h.links))
 	for i, l := range h.links {
 		f, err := bloom.NewWithMK(l.bits, l.hashes)
 		if err != nil {
 			return nil, ErrBadData
 		}
-		if err := f.SetHash(bloom.HashMurmur64A, 0); err != nil {
+		if err := raw.FilterSetHash(f, uint16(hashMurmur64A), 0); err != nil {
 			return nil, ErrBadData
 		}
-		f.SetN(l.size)
-		links[i] = bloom.Link{Filter: f, Capacity: l.entries, ErrorRate: l.errorRate}
+		raw.FilterSetN(f, l.size)
+		links[i] = link{Filter: f, Capacity: l.entries, ErrorRate: l.errorRate}
 		meta[i] = linkMeta{bpe: l.bpe, n2: l.n2}
 	}
 	// The chain-level ErrorRate/Capacity only seed the first link of a new
@@ -174,12 +174,13 @@ func (h *parsedHeader) build(budget uint64) (*Chain, error) {
 		Tightening: tightening,
 		Sizing:     sizing,
 		MaxBytes:   budget,
-		HashID:     bloom.HashMurmur64A,
+		HashID:     hashMurmur64A,
 	}
-	if h.options&OptNoScaling == 0 {
+	cfg.Growth = bloom.NoGrowth // growth 0 in a Scalable is non-scaling
+	if h.options&OptNoScaling == 0 && h.growth != 0 {
 		cfg.Growth = uint64(h.growth)
 	}
-	sc, err := bloom.RestoreScalable(cfg, links)
+	sc, err := raw.Restore(cfg, links)
 	if err != nil {
 		return nil, ErrBadData
 	}
@@ -216,15 +217,15 @@ func (c *Chain) DumpChunk(iter int64) (next int64, data []byte) {
 		return 0, nil
 	}
 	off := uint64(iter - 1)
-	for _, l := range c.sc.Links() {
-		sz := l.Filter.SizeBytes()
+	for _, l := range raw.Links(c.sc) {
+		sz := raw.FilterBytes(l.Filter)
 		if off >= sz {
 			off -= sz
 			continue
 		}
 		n := min(sz-off, MaxScanDumpChunk)
 		buf := make([]byte, n)
-		l.Filter.ReadBitsAt(buf, off)
+		raw.ReadBitsAt(l.Filter, buf, off)
 		return iter + int64(n), buf
 	}
 	return 0, nil
@@ -244,8 +245,8 @@ func (c *Chain) LoadChunk(iter int64, data []byte) error {
 		return ErrNoLink
 	}
 	uoff := uint64(off)
-	for _, l := range c.sc.Links() {
-		sz := l.Filter.SizeBytes()
+	for _, l := range raw.Links(c.sc) {
+		sz := raw.FilterBytes(l.Filter)
 		if uoff >= sz {
 			uoff -= sz
 			continue
@@ -253,7 +254,7 @@ func (c *Chain) LoadChunk(iter int64, data []byte) error {
 		if uint64(len(data)) > sz-uoff {
 			return ErrChunkTooBig
 		}
-		if err := l.Filter.WriteBitsAt(data, uoff); err != nil {
+		if err := raw.WriteBitsAt(l.Filter, data, uoff); err != nil {
 			return ErrChunkTooBig
 		}
 		return nil

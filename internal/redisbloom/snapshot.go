@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
-
-	"github.com/probly/probly/bloom"
 )
 
 // Snapshot encoding of a Chain (MarshalBinary / UnmarshalChain). It reuses
@@ -15,7 +13,7 @@ import (
 //	off  size  field
 //	0    4     magic "PRBC" (probly RedisBloom chain)
 //	4    1     format version (1)
-//	5    1     hash ID (2 = bloom.HashMurmur64A: RedisBloomPair)
+//	5    1     hash ID (2 = hashMurmur64A: RedisBloomPair)
 //	6    2     reserved, zero
 //	8    4     H: length of the SCANDUMP header, u32 little-endian
 //	12   H     SCANDUMP header (spec §1.4; size, options, growth, links)
@@ -38,16 +36,16 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // MarshalBinary encodes c in the snapshot format above.
 func (c *Chain) MarshalBinary() ([]byte, error) {
 	hs := c.HeaderSize()
-	total := snapPrefix + hs + int(c.sc.SizeBytes()) + snapChecksum
+	total := snapPrefix + hs + int(raw.Bytes(c.sc)) + snapChecksum
 	b := make([]byte, 0, total)
 	b = append(b, snapMagic...)
-	b = append(b, snapVersion, byte(bloom.HashMurmur64A), 0, 0)
+	b = append(b, snapVersion, byte(hashMurmur64A), 0, 0)
 	b = binary.LittleEndian.AppendUint32(b, uint32(hs))
 	b = c.AppendHeader(b)
-	for _, l := range c.sc.Links() {
+	for _, l := range raw.Links(c.sc) {
 		start := len(b)
-		b = b[:start+int(l.Filter.SizeBytes())]
-		l.Filter.ReadBitsAt(b[start:], 0)
+		b = b[:start+int(raw.FilterBytes(l.Filter))]
+		raw.ReadBitsAt(l.Filter, b[start:], 0)
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	return b, nil
@@ -62,7 +60,7 @@ func UnmarshalChain(data []byte, budget uint64) (*Chain, error) {
 		budget = DefaultBudget
 	}
 	if len(data) < snapPrefix+snapChecksum || !bytes.Equal(data[:4], []byte(snapMagic)) ||
-		data[4] != snapVersion || data[5] != byte(bloom.HashMurmur64A) || data[6] != 0 || data[7] != 0 {
+		data[4] != snapVersion || data[5] != byte(hashMurmur64A) || data[6] != 0 || data[7] != 0 {
 		return nil, ErrBadData
 	}
 	body := data[:len(data)-snapChecksum]
@@ -85,9 +83,9 @@ func UnmarshalChain(data []byte, budget uint64) (*Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range c.sc.Links() {
-		n := l.Filter.SizeBytes()
-		if err := l.Filter.WriteBitsAt(bitsData[:n], 0); err != nil {
+	for _, l := range raw.Links(c.sc) {
+		n := raw.FilterBytes(l.Filter)
+		if err := raw.WriteBitsAt(l.Filter, bitsData[:n], 0); err != nil {
 			return nil, ErrBadData
 		}
 		bitsData = bitsData[n:]

@@ -16,10 +16,10 @@ type Stats struct {
 // Stats returns the chain's statistics. Cost: one population count over
 // every sub-filter's bits (m/64 words); call it under the key's read lock.
 func (c *Chain) Stats() Stats {
-	st := Stats{Items: c.sc.N(), Capacity: c.sc.Capacity(), Filters: c.sc.NumLinks(), Bytes: c.sc.SizeBytes()}
+	st := Stats{Items: raw.N(c.sc), Capacity: raw.Capacity(c.sc), Filters: raw.NumLinks(c.sc), Bytes: raw.Bytes(c.sc)}
 	var set, bits uint64
 	q := 1.0
-	for _, l := range c.sc.Links() {
+	for _, l := range raw.Links(c.sc) {
 		s := l.Filter.Stats()
 		set += s.SetBits
 		bits += s.M

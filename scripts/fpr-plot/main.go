@@ -43,6 +43,7 @@ import (
 	"strings"
 
 	"github.com/probly/probly/bloom"
+	"github.com/probly/probly/internal/bloomraw"
 )
 
 type point struct {
@@ -112,7 +113,7 @@ func main() {
 			log.Fatal(err)
 		}
 		meas = measure(func(x []byte) { s.Add(x) }, s)
-		layouts[1].points = append(layouts[1].points, point{256 * float64(blocks) / nf, meas, bloom.SBBFFalsePositiveRate(blocks, *n)})
+		layouts[1].points = append(layouts[1].points, point{256 * float64(blocks) / nf, meas, raw.SBBFFalsePositiveRate(blocks, *n)})
 		// counting
 		mc := uint64(math.Round(b / 4 * nf))
 		kc := uint32(max(1, math.Round(b/4*math.Ln2)))
@@ -130,7 +131,7 @@ func main() {
 			log.Fatal(err)
 		}
 		meas = measure(func(x []byte) { st.Add(x) }, st)
-		layouts[3].points = append(layouts[3].points, point{2 * float64(ms) / nf, meas, st.StablePointFPR()})
+		layouts[3].points = append(layouts[3].points, point{2 * float64(ms) / nf, meas, raw.StablePointFPR(st)})
 		fmt.Fprintf(os.Stderr, "%4.1f bits/key: classic %.3g, sbbf %.3g, counting %.3g, stable %.3g\n", b,
 			layouts[0].points[len(layouts[0].points)-1].measured,
 			layouts[1].points[len(layouts[1].points)-1].measured,
@@ -138,7 +139,7 @@ func main() {
 			layouts[3].points[len(layouts[3].points)-1].measured)
 	}
 	for _, p0 := range []float64{0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 5e-4, 2e-4, 1e-4} {
-		sc, err := bloom.NewScalable(bloom.ScalableConfig{Capacity: max(1, *n/8), ErrorRate: p0, Growth: 2, Tightening: 0.5})
+		sc, err := bloom.NewScalableWithConfig(bloom.ScalableConfig{Capacity: max(1, *n/8), ErrorRate: p0, Growth: 2, Tightening: 0.5})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -147,9 +148,9 @@ func main() {
 				log.Fatal(err)
 			}
 		}, sc)
-		bpk := 8 * float64(sc.SizeBytes()) / float64(*n)
-		layouts[4].points = append(layouts[4].points, point{bpk, meas, sc.EstimatedFPR()})
-		fmt.Fprintf(os.Stderr, "scalable p0 %g: %d sub-filters, %.1f bits/key, measured %.3g\n", p0, sc.NumLinks(), bpk, meas)
+		bpk := 8 * float64(sc.Stats().Bytes) / float64(*n)
+		layouts[4].points = append(layouts[4].points, point{bpk, meas, sc.Stats().EstimatedFPR})
+		fmt.Fprintf(os.Stderr, "scalable p0 %g: %d sub-filters, %.1f bits/key, measured %.3g\n", p0, raw.NumLinks(sc), bpk, meas)
 	}
 	svg := render(layouts, *n, *probes)
 	if err := os.WriteFile(*out, []byte(svg), 0o644); err != nil {
@@ -255,3 +256,7 @@ func render(layouts []*layout, n, probes uint64) string {
 	b.WriteString("</svg>\n")
 	return b.String()
 }
+
+// raw gives the theoretical rates package bloom computes but does not
+// export (internal/bloomraw).
+var raw = bloomraw.Get[bloomraw.Hooks[bloom.Filter, bloom.SBBF, bloom.Scalable, bloom.Stable, bloom.ScalableConfig]]()
