@@ -211,9 +211,6 @@ func (f *Filter) setHash(id HashID, seed uint64) error {
 // with (HashXXH3_128 unless SetHash changed it).
 func (f *Filter) hashKind() HashID { return f.hashID }
 
-// HashSeed returns the seed of the filter's hash function.
-func (f *Filter) hashSeed() uint64 { return f.seed }
-
 // M returns the number of bits m.
 func (f *Filter) numBits() uint64 { return f.m }
 

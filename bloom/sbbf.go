@@ -268,12 +268,6 @@ func (s *SBBF) items() uint64 { return s.n.Load() }
 // SetN overwrites the item count. It changes no bits.
 func (s *SBBF) setN(n uint64) { s.n.Store(n) }
 
-// Capacity returns the n the filter was sized for (0 if unknown).
-func (s *SBBF) capacityN() uint64 { return s.capacity }
-
-// TargetP returns the p the filter was sized for (0 if unknown).
-func (s *SBBF) targetRate() float64 { return s.targetP }
-
 // SetSizing records the capacity and target false-positive rate (for
 // Stats and the encoding); p must be 0 or in (0, 1). Not safe for
 // concurrent use.

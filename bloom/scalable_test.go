@@ -257,7 +257,7 @@ func TestRestoreScalable(t *testing.T) {
 	}
 	// Restore relabels filters with the chain's hash and the link's sizing.
 	f, _ := NewWithMK(128, 3)
-	r, err = restoreScalable(ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: 2, HashID: hashMurmur64A}, []link{{f, 10, 0.005}})
+	_, err = restoreScalable(ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: 2, HashID: hashMurmur64A}, []link{{f, 10, 0.005}})
 	if err != nil || f.hashKind() != hashMurmur64A || f.capacityN() != 10 || f.targetRate() != 0.005 {
 		t.Fatalf("relabel: %v %v %d %v", err, f.hashKind(), f.capacityN(), f.targetRate())
 	}
