@@ -19,21 +19,39 @@ func TestHeapSizeMatchesHeap(t *testing.T) {
 		if n > 10000 {
 			count = 400
 		}
-		keep := make([][]byte, count)
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for i := range keep {
-			keep[i] = make([]byte, n)
-		}
-		runtime.ReadMemStats(&after)
-		per := float64(after.HeapAlloc-before.HeapAlloc) / float64(count)
-		runtime.KeepAlive(keep)
 		hs := float64(HeapSize(n))
-		if per > hs*1.02+1 || (n >= 16 && per < hs*0.98) {
-			t.Errorf("n=%d: %0.1f heap bytes per allocation, HeapSize %v", n, per, hs)
+		// Other goroutines of the process (the runtime, tests of this
+		// package running in parallel) allocate and free too, so one
+		// measurement can be off: the size holds if any of three clean
+		// measurements matches.
+		var got []float64
+		ok := false
+		for range 3 {
+			per := heapPer(n, count)
+			got = append(got, per)
+			if per <= hs*1.02+1 && (n < 16 || per >= hs*0.98) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			t.Errorf("n=%d: %v heap bytes per allocation in three tries, HeapSize %v", n, got, hs)
 		}
 	}
+}
+
+// heapPer is the HeapAlloc growth per allocation of count n-byte slices.
+func heapPer(n uint64, count int) float64 {
+	keep := make([][]byte, count)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range keep {
+		keep[i] = make([]byte, n)
+	}
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(keep)
+	return float64(after.HeapAlloc-before.HeapAlloc) / float64(count)
 }
 
 func TestHeapSizeShape(t *testing.T) {
