@@ -81,6 +81,8 @@ type Store struct {
 	_    [64]byte
 	used atomic.Uint64
 	_    [56]byte
+	// cmd is the command gate (gate.go).
+	cmd sync.RWMutex
 }
 
 // WriteGater is implemented by a Logger that can refuse writes as a whole,
@@ -141,6 +143,9 @@ type Txn struct {
 	// set is true once Set or Delete has run: only then may the key's map
 	// entry differ from the value Update found.
 	set bool
+	// logged is true once Log has run: fn changed the value (in place or
+	// not), so watchers are told even when the key's entry stayed.
+	logged bool
 	// rec is Log's scratch copy of a record's argument vector (so the
 	// caller's variadic slice does not escape).
 	rec [][]byte
@@ -170,6 +175,7 @@ const maxRecScratch = 64
 // scratch space before it is handed to the Logger, so a call with a short
 // literal argument list does not allocate.
 func (t *Txn) Log(args ...[]byte) error {
+	t.logged = true
 	if t.store.log == nil {
 		return nil
 	}
@@ -219,6 +225,9 @@ func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
 	defer func() {
 		if tx.set {
 			v = sh.m[string(key)]
+		}
+		if tx.set || tx.logged {
+			sh.touch(string(key))
 		}
 		s.addUsed(before, entryUsage(key, v))
 		// Drop the references to this call's key and value.
@@ -434,6 +443,7 @@ func (s *Store) Flush(fn func()) {
 	if fn != nil {
 		fn()
 	}
+	s.touchAll()
 	s.used.Store(0) // before the first shard is unlocked
 	for i := range s.shards {
 		if s.shards[i].cow != nil {
@@ -463,6 +473,7 @@ func (s *Store) FlushLog(args ...[]byte) (seq uint64, err error) {
 			return 0, err
 		}
 	}
+	s.touchAll()
 	for i := range s.shards {
 		if s.shards[i].cow != nil {
 			s.shards[i].preserveAll()
