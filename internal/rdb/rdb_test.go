@@ -238,4 +238,3 @@ func FuzzLZF(f *testing.F) {
 		}
 	})
 }
-
