@@ -5,6 +5,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/tidwall/redcon"
 
+	"github.com/probly/probly/internal/codec"
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/bf"
 	"github.com/probly/probly/internal/command/cf"
@@ -113,20 +115,31 @@ func Tables() (*command.Table, *config.Registry) {
 // a decimal byte count (see Tables).
 var memoryUnitParams = []string{"bf-max-filter-bytes", "cf-max-filter-bytes"}
 
-// Decode turns a snapshot record into a value by its type name.
+// The value decoders of every type (internal/codec): snapshot loading
+// (Decode) and RESTORE share them. A new type adds its line here.
+func init() {
+	// The BF decoder allocates only what data backs, so the snapshot's
+	// own size bounds it; the live budget applies again at the next write
+	// (BF.ADD and friends reset it from bf-max-filter-bytes).
+	codec.Register(redisbloom.TypeName, codec.Decoder{BudgetParam: "bf-max-filter-bytes",
+		Decode: func(data []byte, budget uint64) (keyspace.Value, error) {
+			return redisbloom.UnmarshalChain(data, cmp.Or(budget, bf.MaxFilterBytes))
+		}})
+	codec.Register(rediscuckoo.TypeName, codec.Decoder{BudgetParam: "cf-max-filter-bytes",
+		Decode: func(data []byte, budget uint64) (keyspace.Value, error) {
+			return rediscuckoo.UnmarshalFilter(data, cmp.Or(budget, rediscuckoo.MaxBudget))
+		}})
+	codec.Register(strval.TypeName, codec.Decoder{
+		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return strval.Unmarshal(data) }})
+}
+
+// Decode turns a snapshot record into a value by its type name, through
+// the codec registry.
 func Decode(typeName string, data []byte) (keyspace.Value, error) {
-	switch typeName {
-	case redisbloom.TypeName:
-		// The decoder allocates only what data backs, so the snapshot's
-		// own size bounds it; the live budget applies again at the next
-		// write (BF.ADD and friends reset it from bf-max-filter-bytes).
-		return redisbloom.UnmarshalChain(data, bf.MaxFilterBytes)
-	case rediscuckoo.TypeName:
-		return rediscuckoo.UnmarshalFilter(data, rediscuckoo.MaxBudget)
-	case strval.TypeName:
-		return strval.Unmarshal(data)
+	if _, ok := codec.Lookup(typeName); !ok {
+		return nil, fmt.Errorf("app: snapshot holds unknown type %q", typeName)
 	}
-	return nil, fmt.Errorf("app: snapshot holds unknown type %q", typeName)
+	return codec.Decode(typeName, data)
 }
 
 // Run recovers the data directory, serves until ctx is cancelled or SIGINT

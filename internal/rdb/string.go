@@ -181,3 +181,40 @@ func ReadString(p []byte, limit int) (s []byte, used int, err error) {
 	}
 	return strconv.AppendInt(nil, v, 10), used, nil
 }
+
+// ReadLen reads one RDB length at the start of p and returns it and the
+// bytes it used; a special-encoding marker is ErrBadData.
+func ReadLen(p []byte) (n uint64, used int, err error) {
+	n, enc, used, err := readLen(p)
+	if err == nil && enc {
+		err = fmt.Errorf("%w: encoding marker where a length belongs", ErrBadData)
+	}
+	return n, used, err
+}
+
+// StringLen returns the length of the string ReadString would decode at
+// the start of p, reading only its header, so a caller can admit the
+// allocation before making it. Integer encodings report the length of
+// their decimal form.
+func StringLen(p []byte) (uint64, error) {
+	n, enc, used, err := readLen(p)
+	if err != nil || !enc {
+		return n, err
+	}
+	switch n {
+	case encInt8, encInt16, encInt32:
+		return 11, nil // at most "-2147483648"
+	case encLZF:
+		rest := p[used:]
+		_, e1, u1, err := readLen(rest)
+		if err != nil || e1 {
+			return 0, fmt.Errorf("%w: LZF compressed length", ErrBadData)
+		}
+		ulen, e2, _, err := readLen(rest[u1:])
+		if err != nil || e2 {
+			return 0, fmt.Errorf("%w: LZF length", ErrBadData)
+		}
+		return ulen, nil
+	}
+	return 0, fmt.Errorf("%w: unknown string encoding %d", ErrBadData, n)
+}

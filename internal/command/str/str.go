@@ -72,6 +72,7 @@ var (
 func Register(t *command.Table, cfg *config.Registry) {
 	_ = cfg
 	t.Add(specs()...)
+	t.Add(counterSpecs()...)
 }
 
 // maxLen is the longest string APPEND and SETRANGE may produce: the
