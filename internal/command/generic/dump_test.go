@@ -435,3 +435,30 @@ func FuzzRestore(f *testing.F) {
 		}
 	})
 }
+
+// TestDumpTestVectors checks the test vectors of docs/FORMATS.md
+// ("DUMP payload"), and that each restores to the value it came from.
+func TestDumpTestVectors(t *testing.T) {
+	e := newKenv(t)
+	e.do(2, "SET", "hello", "hello")
+	e.do(2, "SET", "300", "300")
+	e.do(2, "SET", "a40", strings.Repeat("a", 40))
+	e.do(2, "CF.RESERVE", "cf", "2", "BUCKETSIZE", "1")
+	for key, want := range map[string]string{
+		"hello": "00 05 68656c6c6f 0a00 6372df766534200a",
+		"300":   "00 c12c01 0a00 954261f265825c10",
+		"a40":   "00 c3 05 28 0061e01e00 0a00 034b70b7f28ed6ed",
+		"cf": "50 01 09 4d42626c6f6f6d4346" +
+			"5052424c0103040008011400000000000000000000000000020000000000000001000000010000" +
+			"0000000000000000000000000000000000000000080000000000000000e5bd4b3b0000d27761f1" +
+			"0a00 aa788ef66e9c0c6a",
+	} {
+		p := bulk(t, e.do(2, "DUMP", key))
+		if got := fmt.Sprintf("%x", p); got != strings.ReplaceAll(want, " ", "") {
+			t.Errorf("DUMP %s = %s, documented %s", key, got, want)
+		}
+		if got := e.do(2, "RESTORE", key+"-copy", "0", string(p)); got != "+OK\r\n" {
+			t.Errorf("RESTORE %s: %q", key, got)
+		}
+	}
+}
