@@ -11,14 +11,5 @@ import "github.com/probly/probly/internal/keyspace"
 func (c *Ctx) UpdateKeys(keys [][]byte, fn func(txs []*keyspace.Txn) (status string)) bool {
 	status := ""
 	seq, err := c.Store.UpdateKeys(keys, func(txs []*keyspace.Txn) { status = fn(txs) })
-	c.Seq = max(c.Seq, seq)
-	switch {
-	case status != "":
-		c.R.Error(status)
-		return false
-	case err != nil:
-		c.LogFailed(err)
-		return false
-	}
-	return true
+	return c.settle(seq, err, status)
 }

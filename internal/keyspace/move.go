@@ -24,6 +24,28 @@ func (s *Store) lockOrder(keys [][]byte) []int {
 	return slices.Compact(idx)
 }
 
+// lockShards takes the write (or read) locks of keys' shards in
+// ascending order and returns the function that releases them.
+func (s *Store) lockShards(keys [][]byte, write bool) (unlock func()) {
+	order := s.lockOrder(keys)
+	for _, i := range order {
+		if write {
+			s.shards[i].mu.Lock()
+		} else {
+			s.shards[i].mu.RLock()
+		}
+	}
+	return func() {
+		for _, i := range order {
+			if write {
+				s.shards[i].mu.Unlock()
+			} else {
+				s.shards[i].mu.RUnlock()
+			}
+		}
+	}
+}
+
 // shardIndex is the index of shardOf(key).
 func (s *Store) shardIndex(key []byte) int {
 	return int(maphash.Bytes(s.seed, key) % numShards)
@@ -47,15 +69,7 @@ func (s *Store) UpdateKeys(keys [][]byte, fn func(txs []*Txn)) (seq uint64, err 
 			return 0, err
 		}
 	}
-	order := s.lockOrder(keys)
-	for _, i := range order {
-		s.shards[i].mu.Lock()
-	}
-	defer func() {
-		for _, i := range order {
-			s.shards[i].mu.Unlock()
-		}
-	}()
+	defer s.lockShards(keys, true)()
 	txs := make([]*Txn, len(keys))
 	distinct := make([]*Txn, 0, len(keys))
 	before := make([]uint64, 0, len(keys))
@@ -99,15 +113,7 @@ func (s *Store) UpdateKeys(keys [][]byte, fn func(txs []*Txn)) (seq uint64, err 
 // once, so the values are one consistent state. fn must not retain or
 // mutate them.
 func (s *Store) ViewKeys(keys [][]byte, fn func(vals []Value)) {
-	order := s.lockOrder(keys)
-	for _, i := range order {
-		s.shards[i].mu.RLock()
-	}
-	defer func() {
-		for _, i := range order {
-			s.shards[i].mu.RUnlock()
-		}
-	}()
+	defer s.lockShards(keys, false)()
 	vals := make([]Value, len(keys))
 	for i, k := range keys {
 		vals[i] = s.shardOf(k).m[string(k)]

@@ -96,14 +96,11 @@ func dump(c *command.Ctx) {
 	}
 }
 
-// errOOM marks a payload whose value does not fit maxmemory.
-var errOOM = errors.New("oom")
-
-// loadPayload validates p completely and decodes its value. budget reads
-// a per-value budget parameter (0 = the type's largest). It reserves the
-// value's memory (plus keyLen) against maxmemory before allocating a
-// string and before keeping a decoded value (errOOM). Errors are the
-// Redis reply to give.
+// loadPayload validates p completely and decodes its value (a filter
+// within its per-filter budget, see budget).
+// It reserves the value's memory (plus keyLen) against maxmemory before
+// allocating a string and before keeping a decoded value (ErrOOM). Errors
+// are the Redis reply to give.
 func loadPayload(c *command.Ctx, p []byte, keyLen int) (keyspace.Value, string) {
 	typ, obj, _, err := rdb.Unframe(p)
 	if errors.Is(err, rdb.ErrChecksum) {

@@ -137,54 +137,59 @@ func msetGeneric(c *command.Ctx, nx bool) {
 
 // SETNX key value
 func setnx(c *command.Ctx) {
-	key, val := c.Args[1], c.Args[2]
-	if len(val) > strval.MaxLen {
-		c.R.Error(errTooBig)
-		return
-	}
-	nv := strval.New(val)
-	c.Update(key, func(tx *keyspace.Txn) string {
-		if tx.Value != nil {
-			c.R.Int(0)
-			return ""
-		}
-		if !reserve(c, 0, usage(key, cap(nv.B))) {
-			return ""
-		}
-		if tx.Log(recSet, key, val) != nil {
-			return "" // answered by Ctx.Update
-		}
-		tx.Set(nv)
-		c.R.Int(1)
-		return ""
-	})
+	storeString(c, func(old keyspace.Value) (string, bool) { return "", old == nil },
+		func(_ keyspace.Value, set bool) {
+			if set {
+				c.R.Int(1)
+			} else {
+				c.R.Int(0)
+			}
+		})
 }
 
 // GETSET key value: SET key value GET.
 func getset(c *command.Ctx) {
+	storeString(c, func(old keyspace.Value) (string, bool) {
+		if _, st := stringAt(old); st == command.KeyWrongType {
+			return errWrongType, false
+		}
+		return "", true
+	}, func(old keyspace.Value, _ bool) {
+		if s, _ := stringAt(old); s != nil {
+			c.R.Bulk(s.B)
+		} else {
+			c.R.Null()
+		}
+	})
+}
+
+// storeString sets key (Args[1]) to the string Args[2], logged as
+// "SET key value", when decide, given the key's value, says so; a status
+// from decide is the error reply. reply answers, with the value before
+// and whether it was replaced.
+func storeString(c *command.Ctx, decide func(old keyspace.Value) (status string, set bool), reply func(old keyspace.Value, set bool)) {
 	key, val := c.Args[1], c.Args[2]
 	if len(val) > strval.MaxLen {
 		c.R.Error(errTooBig)
 		return
 	}
-	nv := strval.New(val)
+	nv := strval.New(val) // copied outside the lock
 	c.Update(key, func(tx *keyspace.Txn) string {
-		old, st := stringAt(tx.Value)
-		if st == command.KeyWrongType {
-			return errWrongType
+		old := tx.Value
+		status, set := decide(old)
+		if status != "" {
+			return status
 		}
-		if !reserve(c, usageOf(key, tx.Value), usage(key, cap(nv.B))) {
-			return ""
+		if set {
+			if !reserve(c, usageOf(key, old), usage(key, cap(nv.B))) {
+				return ""
+			}
+			if tx.Log(recSet, key, val) != nil {
+				return "" // answered by Ctx.Update
+			}
+			tx.Set(nv)
 		}
-		if tx.Log(recSet, key, val) != nil {
-			return "" // answered by Ctx.Update
-		}
-		tx.Set(nv)
-		if old == nil {
-			c.R.Null()
-		} else {
-			c.R.Bulk(old.B)
-		}
+		reply(old, set)
 		return ""
 	})
 }
