@@ -47,7 +47,7 @@ func (e *kenv) expect(want string, args ...string) {
 // 7.0 byte for byte.
 func keyScript() [][]string {
 	long := strings.Repeat("probly ", 40)
-	return [][]string{
+	s := [][]string{
 		{"RENAME", "nope", "x"}, {"RENAMENX", "nope", "x"}, {"RENAME", "nope", "nope"}, {"RENAMENX", "nope", "nope"},
 		{"SET", "a", "1"}, {"RENAME", "a", "a"}, {"RENAMENX", "a", "a"}, {"RENAME", "a", "b"}, {"GET", "a"}, {"GET", "b"},
 		{"SET", "c", "3"}, {"RENAMENX", "b", "c"}, {"RENAMENX", "b", "d"}, {"GET", "d"}, {"RENAME", "d", "c"}, {"GET", "c"},
@@ -84,6 +84,23 @@ func keyScript() [][]string {
 		{"EXISTS", "r7"},
 		{"DBSIZE"},
 	}
+	for _, inc := range []string{"10.5", "0.1", "1e400", "-1e400", "inf", "-inf", "0x10", "0x1p-3", " 1", "1 ", "+1.5",
+		".5", "5.", "1e-4950", "1e-5000", "nan", "3.0e2", "1.23456789012345678901", "1e", "0x", "1_0", "0b1", "--1",
+		"1\x00x", "", "-0", "1e4932", "1.2e4932", "99999999999999999999999", "0.000000000000000001", strings.Repeat("1", 5119), "0." + strings.Repeat("1", 5200)} {
+		s = append(s, []string{"INCRBYFLOAT", "fl", inc}, []string{"GET", "fl"})
+	}
+	s = append(s, []string{"SET", "fl", "1.5e3"}, []string{"INCRBYFLOAT", "fl", "0"}, []string{"SET", "fl", " 2"},
+		[]string{"INCRBYFLOAT", "fl", "1"}, []string{"SET", "fl", "inf"}, []string{"INCRBYFLOAT", "fl", "1"},
+		[]string{"SET", "fl", "-1e4932"}, []string{"INCRBYFLOAT", "fl", "-1e4932"},
+		[]string{"SET", "big", "9223372036854775807"}, []string{"INCR", "big"}, []string{"DECRBY", "big", "-9223372036854775808"},
+		[]string{"DECRBY", "big", "9223372036854775808"}, []string{"INCRBY", "big", "-9223372036854775808"},
+		[]string{"DECR", "big"}, []string{"GET", "big"}, []string{"MSET", "a"}, []string{"MSET", "a", "1", "b"},
+		[]string{"MSETNX", "a", "1", "b"}, []string{"MSET", "a", "1", "a", "2"}, []string{"GET", "a"},
+		[]string{"MSETNX", "new1", "1", "a", "2"}, []string{"EXISTS", "new1"}, []string{"MSETNX", "new1", "1", "new2", "2"},
+		[]string{"MGET", "new1", "new2", "h", "nope"}, []string{"GETSET", "h", "x"}, []string{"GETSET", "gs", "1"},
+		[]string{"GETSET", "gs", "2"}, []string{"SETNX", "gs", "3"}, []string{"GET", "gs"}, []string{"SETNX", "gs"},
+		[]string{"INCR", "h"}, []string{"INCRBYFLOAT", "h", "1"}, []string{"INCRBY", "x", "1.5"})
+	return s
 }
 
 // TestKeyCommandsDifferentialRedis compares keyScript's replies with a

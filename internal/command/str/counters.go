@@ -271,11 +271,10 @@ const (
 )
 
 // parseLongDouble parses b as Redis's string2ld does (C strtold over the
-// whole string up to its first NUL): no leading space, no trailing
-// garbage, NaN refused, overflow and underflow to zero refused, infinity
+// whole string): no leading space, no trailing garbage (a NUL byte
+// included), NaN refused, overflow and underflow to zero refused, infinity
 // accepted (inf reports it). The value is rounded to 64 mantissa bits.
 func parseLongDouble(b []byte) (x *big.Float, inf bool, ok bool) {
-	b = cstr(b)
 	if len(b) == 0 || len(b) >= ldMaxChars {
 		return nil, false, false
 	}
@@ -288,7 +287,7 @@ func parseLongDouble(b []byte) (x *big.Float, inf bool, ok bool) {
 	case "inf", "infinity":
 		return nil, true, true
 	}
-	if strings.ContainsAny(s, "_ \t\n\v\f\r") {
+	if strings.ContainsAny(s, "_ \t\n\v\f\r\x00") {
 		return nil, false, false
 	}
 	base := 10
