@@ -135,7 +135,7 @@ func TestRenameAtomicForReaders(t *testing.T) {
 			}
 		}()
 	}
-	for i := range 5000 {
+	for i := range 3000 {
 		src := fmt.Sprintf("src%d", i%7)
 		val := fmt.Sprint(i)
 		s.Update([]byte(src), func(tx *Txn) { tx.Set(&bytesVal{b: []byte(val)}) })

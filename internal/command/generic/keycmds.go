@@ -34,7 +34,7 @@ var (
 	replaceWord  = []byte("REPLACE")
 )
 
-// exists reports whether key holds a value.
+// keyExists reports whether key holds a value.
 func keyExists(c *command.Ctx, key []byte) bool {
 	found := false
 	c.Store.View(key, func(v keyspace.Value) { found = v != nil })
