@@ -221,6 +221,16 @@ func (c *Counting) addHash(h1, h2 uint64) {
 	}
 }
 
+// TestAndAdd reports whether key may have been present (Test's answer
+// before the add: false means key was certainly new) and then adds it, as
+// Add does. The error is always nil. Not safe for concurrent use.
+func (c *Counting) TestAndAdd(key []byte) (present bool, err error) {
+	h1, h2 := keyHash(c.hashID, c.seed, key, zeroCounting)
+	present = c.TestHash(h1, h2)
+	c.addHash(h1, h2)
+	return present, nil
+}
+
 // Remove removes one occurrence of key, which the caller added before (see
 // Counting: removing a false positive cannot be detected) and reports
 // whether it did. If one of the key's counters is 0 the key cannot be

@@ -205,10 +205,11 @@ func TestTestAndAddAllTypes(t *testing.T) {
 	sb, _ := NewSBBF(1000, 0.01)
 	st, _ := NewStable(1000, 0.01)
 	sc, _ := NewScalable(10, 0.01)
+	c, _ := NewCounting(1000, 0.01)
 	for name, x := range map[string]interface {
 		Test([]byte) bool
 		TestAndAdd([]byte) (bool, error)
-	}{"Filter": f, "SBBF": sb, "Stable": st, "Scalable": sc} {
+	}{"Filter": f, "SBBF": sb, "Stable": st, "Scalable": sc, "Counting": c} {
 		for i := range 200 {
 			k := fmt.Appendf(nil, "k%d", i)
 			before := x.Test(k)

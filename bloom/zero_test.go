@@ -74,7 +74,7 @@ func TestZeroValues(t *testing.T) {
 	t.Run("Counting", func(t *testing.T) {
 		ok, _ := NewCounting(100, 0.01)
 		for name, c := range map[string]func(c *Counting){
-			"Add": func(c *Counting) { c.Add(key) }, "Reset": func(c *Counting) { c.Reset() }, "AddString": func(c *Counting) { c.addString("k") },
+			"Add": func(c *Counting) { c.Add(key) }, "Reset": func(c *Counting) { c.Reset() }, "TestAndAdd": func(c *Counting) { _, _ = c.TestAndAdd(key) }, "AddString": func(c *Counting) { c.addString("k") },
 			"AddHash": func(c *Counting) { c.AddHash(1, 2) }, "Remove": func(c *Counting) { _ = c.Remove(key) },
 			"RemoveHash": func(c *Counting) { _ = c.RemoveHash(1, 2) }, "Test": func(c *Counting) { c.Test(key) },
 			"TestHash": func(c *Counting) { c.TestHash(1, 2) }, "Count": func(c *Counting) { c.Count(key) },
