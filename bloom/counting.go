@@ -460,20 +460,9 @@ func (c *Counting) Stats() Stats {
 	for _, w := range c.words {
 		set += uint64(bits.OnesCount64((w | w>>1 | w>>2 | w>>3) & nibbleOnes))
 	}
-	m, k := float64(c.m), float64(c.k)
-	fill := float64(set) / m
-	return Stats{
-		M:           c.m,
-		K:           c.k,
-		Bytes:       c.sizeBytes(),
-		N:           c.n,
-		SetBits:     set,
-		FillRatio:   fill,
-		FPR:         math.Pow(fill, k),
-		Cardinality: -(m / k) * math.Log1p(-fill),
-		Capacity:    c.capacity,
-		P:           c.targetP,
-	}
+	st := classicStats(c.m, c.k, set)
+	st.Bytes, st.N, st.Capacity, st.P = c.sizeBytes(), c.n, c.capacity, c.targetP
+	return st
 }
 
 // Reset empties c: every counter 0 and N = 0, with the same m, k, hash,

@@ -563,20 +563,19 @@ func (f *Filter) Stats() Stats {
 	for i := range f.bits {
 		set += uint64(bits.OnesCount64(atomic.LoadUint64(&f.bits[i])))
 	}
-	m, k := float64(f.m), float64(f.k)
-	fill := float64(set) / m
-	return Stats{
-		M:           f.m,
-		K:           f.k,
-		Bytes:       f.sizeBytes(),
-		N:           f.items(),
-		SetBits:     set,
-		FillRatio:   fill,
-		FPR:         math.Pow(fill, k),
-		Cardinality: -(m / k) * math.Log1p(-fill),
-		Capacity:    f.capacity,
-		P:           f.targetP,
-	}
+	st := classicStats(f.m, f.k, set)
+	st.Bytes, st.N, st.Capacity, st.P = f.sizeBytes(), f.items(), f.capacity, f.targetP
+	return st
+}
+
+// classicStats returns the Stats of m bits (counters, cells) with k probes
+// of which set are set (nonzero): FillRatio = set/m, FPR = fill^k and
+// Cardinality = −(m/k)·ln(1 − fill). The caller fills Bytes, N, Capacity
+// and P.
+func classicStats(m uint64, k uint32, set uint64) Stats {
+	mf, kf := float64(m), float64(k)
+	fill := float64(set) / mf
+	return Stats{M: m, K: k, SetBits: set, FillRatio: fill, FPR: math.Pow(fill, kf), Cardinality: -(mf / kf) * math.Log1p(-fill)}
 }
 
 // Reset empties f: every bit cleared and N = 0, with the same m, k, hash,
@@ -587,10 +586,16 @@ func (f *Filter) Reset() {
 	if f.m == 0 {
 		zeroPanic(zeroFilter)
 	}
-	for i := range f.bits {
-		atomic.StoreUint64(&f.bits[i], 0)
-	}
+	clearAtomic(f.bits)
 	f.n.Store(0)
+}
+
+// clearAtomic zeroes words with atomic stores, so that concurrent atomic
+// readers never race with it.
+func clearAtomic(words []uint64) {
+	for i := range words {
+		atomic.StoreUint64(&words[i], 0)
+	}
 }
 
 // Compatible returns nil if f and g can be merged: same m, k, hash ID and

@@ -445,9 +445,7 @@ func (s *SBBF) Reset() {
 	if s.blocks == 0 {
 		zeroPanic(zeroSBBF)
 	}
-	for i := range s.bits {
-		atomic.StoreUint64(&s.bits[i], 0)
-	}
+	clearAtomic(s.bits)
 	s.n.Store(0)
 }
 

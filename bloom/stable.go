@@ -456,19 +456,9 @@ func (s *Stable) Stats() Stats {
 			}
 		}
 	}
-	m, k := float64(s.m), float64(s.k)
-	fill := float64(set) / m
-	return Stats{
-		M:           s.m,
-		K:           s.k,
-		Bytes:       s.sizeBytes(),
-		N:           s.n,
-		SetBits:     set,
-		FillRatio:   fill,
-		FPR:         math.Pow(fill, k),
-		Cardinality: -(m / k) * math.Log1p(-fill),
-		P:           s.targetP,
-	}
+	st := classicStats(s.m, s.k, set)
+	st.Bytes, st.N, st.P = s.sizeBytes(), s.n, s.targetP
+	return st
 }
 
 // Reset empties s: every cell 0 and N = 0, with the same parameters, hash,
