@@ -73,55 +73,35 @@ type NewFilterFunc func(capacity uint64, p float64) (Filter, error)
 // NewBloom is a NewFilterFunc making a classic Bloom filter (bloom.New):
 // lock-free, safe for concurrent Test and Add, no deletes.
 func NewBloom(capacity uint64, p float64) (Filter, error) {
-	f, err := bloom.New(capacity, p)
-	if err != nil {
-		return nil, err
-	}
-	return Bloom(f), nil
+	return newAdapted(capacity, p, bloom.New, Bloom)
 }
 
 // NewSBBF is a NewFilterFunc making a split-block Bloom filter
 // (bloom.NewSBBF, Parquet layout): one 32-byte block per lookup (one cache
 // miss at most, against about k for NewBloom), lock-free, safe for
-// concurrent Test and Add, no deletes. Errors are bloom.SBBFSizing's.
+// concurrent Test and Add, no deletes. Errors are bloom.NewSBBF's.
 func NewSBBF(capacity uint64, p float64) (Filter, error) {
-	s, err := bloom.NewSBBF(capacity, p)
-	if err != nil {
-		return nil, err
-	}
-	return SBBF(s), nil
+	return newAdapted(capacity, p, bloom.NewSBBF, SBBF)
 }
 
 // NewCounting is a NewFilterFunc making a counting Bloom filter
 // (bloom.NewCounting, 4-bit counters, 4× the memory of NewBloom at equal
-// p), which supports deletes. Errors are bloom.ClassicSizing's.
+// p), which supports deletes. Errors are bloom.NewCounting's.
 func NewCounting(capacity uint64, p float64) (Filter, error) {
-	c, err := bloom.NewCounting(capacity, p)
-	if err != nil {
-		return nil, err
-	}
-	return Counting(c), nil
+	return newAdapted(capacity, p, bloom.NewCounting, Counting)
 }
 
 // NewScalable is a NewFilterFunc making a scalable Bloom filter
 // (bloom.NewScalable, growth 2), which keeps its false-positive bound when
 // more than capacity keys arrive between rebuilds.
 func NewScalable(capacity uint64, p float64) (Filter, error) {
-	s, err := bloom.NewScalable(capacity, p)
-	if err != nil {
-		return nil, err
-	}
-	return Scalable(s), nil
+	return newAdapted(capacity, p, bloom.NewScalable, Scalable)
 }
 
 // NewCuckoo is a NewFilterFunc making a cuckoo filter (cuckoo.New), which
 // supports deletes.
 func NewCuckoo(capacity uint64, p float64) (Filter, error) {
-	f, err := cuckoo.New(capacity, p)
-	if err != nil {
-		return nil, err
-	}
-	return Cuckoo(f), nil
+	return newAdapted(capacity, p, cuckoo.New, Cuckoo)
 }
 
 // Bloom adapts a classic Bloom filter. bloom.Filter is safe for concurrent
@@ -162,6 +142,16 @@ func Scalable(s *bloom.Scalable) Filter {
 // copy of the key's fingerprint is found.
 func Cuckoo(f *cuckoo.Filter) Filter {
 	return &remover[*cuckoo.Filter, cuckoo.Stats]{adapter[*cuckoo.Filter, cuckoo.Stats]{mu: new(sync.RWMutex), f: f, stats: cuckooStats}}
+}
+
+// newAdapted makes a filter with mk (a library constructor from (n, p))
+// and adapts it with adapt.
+func newAdapted[F any](capacity uint64, p float64, mk func(uint64, float64) (F, error), adapt func(F) Filter) (Filter, error) {
+	f, err := mk(capacity, p)
+	if err != nil {
+		return nil, err
+	}
+	return adapt(f), nil
 }
 
 // member is what an adapter needs of a probly filter: the library
