@@ -136,6 +136,9 @@ func (h header) decode(body []byte) (*Sketch, error) {
 	s.buckets = make([]bucket, nb)
 	for i := range s.buckets {
 		s.buckets[i] = bucket{fp: le.Uint32(body[8*i:]), count: le.Uint32(body[8*i+4:])}
+		if s.buckets[i].count > 0 {
+			s.setBuckets++
+		}
 	}
 	rest := body[8*nb:]
 	// Slots take at least 12 bytes each, so k ≤ len(rest)/12 here.
@@ -167,6 +170,8 @@ func (h header) decode(body []byte) (*Sketch, error) {
 		}
 		seen[string(sl.item)] = struct{}{}
 		s.heap[i] = sl
+		s.heapItems++
+		s.itemBytes += uint64(n)
 	}
 	if len(rest) != 0 {
 		return nil, codec.Formatf("%d body bytes after the heap", len(rest))

@@ -225,3 +225,37 @@ func TestReset(t *testing.T) {
 		t.Fatal("Reset did not restore the initial state")
 	}
 }
+
+// The counters Stats reads are kept exactly by AddN, Reset and the decoder.
+func TestStatsCounters(t *testing.T) {
+	check := func(s *Sketch) {
+		t.Helper()
+		var set, items, ib uint64
+		for _, b := range s.buckets {
+			if b.count > 0 {
+				set++
+			}
+		}
+		for _, h := range s.heap {
+			if h.item != nil {
+				items++
+				ib += uint64(len(h.item))
+			}
+		}
+		st := s.Stats()
+		if st.SetBits != set || st.Heap != items || st.Bytes != Bytes(s.cfg.K, s.cfg.Width, s.cfg.Depth)+ib {
+			t.Fatalf("Stats %+v, recomputed set %d heap %d item bytes %d", st, set, items, ib)
+		}
+	}
+	s := busy(t)
+	check(s)
+	feed(s, 9, 300)
+	check(s)
+	var d Sketch
+	if err := d.UnmarshalBinary(enc(t, s)); err != nil {
+		t.Fatal(err)
+	}
+	check(&d)
+	s.Reset()
+	check(s)
+}

@@ -155,6 +155,9 @@ type Sketch struct {
 	heap    []slot
 	rng     uint64 // SplitMix64 state
 	n       uint64 // units added
+	// Kept up to date by AddN so that Stats is O(1): buckets with a
+	// nonzero count, heap slots holding an item, bytes of those items.
+	setBuckets, heapItems, itemBytes uint64
 }
 
 // New returns a sketch for the k heaviest items at the default sizing:
@@ -273,9 +276,15 @@ func (s *Sketch) AddN(item []byte, n uint32) (expelled []byte, ok bool) {
 		switch {
 		case b.count == 0:
 			b.fp, b.count = fp, n
+			if n > 0 {
+				s.setBuckets++
+			}
 			best = max(best, b.count)
 		case b.fp == fp:
 			b.count += n
+			if b.count == 0 { // wrapped around
+				s.setBuckets--
+			}
 			best = max(best, b.count)
 		default:
 			for r := n; r > 0; r-- {
@@ -299,6 +308,10 @@ func (s *Sketch) AddN(item []byte, n uint32) (expelled []byte, ok bool) {
 		return nil, false
 	}
 	expelled = s.heap[0].item
+	if expelled == nil {
+		s.heapItems++
+	}
+	s.itemBytes += uint64(len(item)) - uint64(len(expelled))
 	s.heap[0] = slot{count: best, fp: fp, item: append([]byte{}, item...)}
 	s.siftDown(0)
 	return expelled, expelled != nil
@@ -389,14 +402,15 @@ func (s *Sketch) Reset() {
 	clear(s.buckets)
 	clear(s.heap)
 	s.rng, s.n = s.cfg.Seed, 0
+	s.setBuckets, s.heapItems, s.itemBytes = 0, 0, 0
 }
 
 // Stats describes a sketch. The vocabulary's fields without a meaning for
-// top-k (P, SetBits, FillRatio, FPR, Cardinality) are not present.
+// top-k (P, FillRatio, FPR, Cardinality) are not present.
 type Stats struct {
 	M        uint64  // buckets: Width·Depth
 	K        uint64  // hash functions: Depth rows
-	Bytes    uint64  // memory of the buckets, heap slots and heap items
+	Bytes    uint64  // memory held: Bytes(k, width, depth) plus the heap's item bytes
 	N        uint64  // units added (the sum of AddN's n)
 	Capacity uint64  // k: items the heap holds
 	Width    uint64  // buckets per row
@@ -405,34 +419,28 @@ type Stats struct {
 	Heap     uint64  // heap slots holding an item
 }
 
-// slotBytes is the in-memory size of a heap slot without its item.
-const slotBytes = 32
-
-// Stats returns the sketch's statistics. O(width·depth + k).
+// Stats returns the sketch's statistics. O(1).
 func (s *Sketch) Stats() Stats {
 	s.ready()
-	st := Stats{
+	return Stats{
 		M: uint64(len(s.buckets)), K: uint64(s.cfg.Depth), N: s.n,
 		Capacity: uint64(s.cfg.K), Width: uint64(s.cfg.Width), Decay: s.cfg.Decay,
-		Bytes: 8*uint64(len(s.buckets)) + slotBytes*uint64(len(s.heap)),
+		Bytes:   Bytes(s.cfg.K, s.cfg.Width, s.cfg.Depth) + s.itemBytes,
+		SetBits: s.setBuckets, Heap: s.heapItems,
 	}
-	for _, b := range s.buckets {
-		if b.count > 0 {
-			st.SetBits++
-		}
-	}
-	for _, h := range s.heap {
-		if h.item != nil {
-			st.Heap++
-			st.Bytes += uint64(cap(h.item))
-		}
-	}
-	return st
 }
 
-// Bytes returns the memory the sketch holds for given parameters before
-// any item enters the heap: 8·width·depth + 32·k (plus a fixed struct of
-// about 2.2 KB). The server reserves it before creating a sketch.
+// slotBytes is the in-memory size of a heap slot without its item;
+// structBytes the Sketch struct's (mostly its 256-entry decay table).
+const (
+	slotBytes   = 32
+	structBytes = 2200
+)
+
+// Bytes returns the memory a sketch with these parameters holds before
+// any item enters its heap: 8·width·depth + 32·k + 2200 (the struct with
+// its decay table). Callers that budget memory (the server) reserve it
+// before NewWithConfig.
 func Bytes(k, width, depth uint32) uint64 {
-	return 8*uint64(width)*uint64(depth) + slotBytes*uint64(k) + 2200
+	return 8*uint64(width)*uint64(depth) + slotBytes*uint64(k) + structBytes
 }
