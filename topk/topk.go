@@ -106,8 +106,9 @@ const (
 	MaxK     = math.MaxUint32
 	MaxWidth = math.MaxUint32
 	MaxDepth = math.MaxUint32
-	// MaxBuckets bounds width·depth (2^36 buckets, 512 GiB).
-	MaxBuckets = 1 << 36
+	// MaxBuckets bounds width·depth (2^36 buckets, 512 GiB; on 32-bit
+	// platforms the address space is the tighter bound, math.MaxInt/8).
+	MaxBuckets uint64 = 1 << 36
 
 	// DefaultDecay is the decay of New and of RedisBloom's TOPK.RESERVE.
 	DefaultDecay = 0.9
@@ -171,7 +172,7 @@ func New(k int) (*Sketch, error) {
 	lnk := math.Log(float64(k))
 	w := max(8, math.Ceil(4*float64(k)*lnk))
 	d := max(5, math.Ceil(lnk))
-	if w*d > MaxBuckets {
+	if w*d > float64(MaxBuckets) {
 		return nil, fmt.Errorf("%w: k %d needs %.0f buckets, more than %d", ErrInvalidParameter, k, w*d, MaxBuckets)
 	}
 	return NewWithConfig(Config{K: uint32(k), Width: uint32(w), Depth: uint32(d), Decay: DefaultDecay})
@@ -202,7 +203,7 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: depth 0", ErrInvalidParameter)
 	case !(c.Decay > 0 && c.Decay <= 1):
 		return fmt.Errorf("%w: decay %v not in (0, 1]", ErrInvalidParameter, c.Decay)
-	case uint64(c.Width)*uint64(c.Depth) > MaxBuckets:
+	case uint64(c.Width)*uint64(c.Depth) > min(MaxBuckets, math.MaxInt/8):
 		return fmt.Errorf("%w: width·depth %d·%d above %d buckets", ErrInvalidParameter, c.Width, c.Depth, MaxBuckets)
 	}
 	return nil
