@@ -51,8 +51,12 @@
 //
 // The decay trials draw from a SplitMix64 generator seeded by Config.Seed
 // whose state is part of the sketch and of its encoding: the same seed and
-// the same sequence of calls give the same sketch, on every platform, and a
-// decoded sketch continues exactly as the encoded one would have.
+// the same sequence of calls give the same sketch, and a decoded sketch
+// continues exactly as the encoded one would have. (Across CPU
+// architectures the decay table comes from math.Pow, whose last bit may
+// differ between Go's assembly and pure-Go paths; a draw would have to fall
+// within that bit of the probability, about 2^-53 per trial, for two
+// platforms to diverge. With decay 1 the table is exactly 1 everywhere.)
 // RedisBloom draws from the C library's rand() instead (seeded by Redis at
 // start-up, not reproducible), so a Sketch matches a RedisBloom key bit for
 // bit exactly when no decay trial decides anything: with decay 1 (every
@@ -121,7 +125,10 @@ const (
 	HashMurmur2 = hashID
 )
 
-const lutSize = 256
+const (
+	lutSize = 256
+	powSize = 64
+)
 
 // Config gives a Sketch's raw parameters.
 type Config struct {
@@ -152,7 +159,8 @@ type slot struct {
 type Sketch struct {
 	cfg     Config
 	lut     [lutSize]float64
-	buckets []bucket // row-major, depth rows of width
+	pow255  [powSize]float64 // pow255[q] = math.Pow(lut[255], q), the same values decayP would compute
+	buckets []bucket         // row-major, depth rows of width
 	heap    []slot
 	rng     uint64 // SplitMix64 state
 	n       uint64 // units added
@@ -213,6 +221,9 @@ func (s *Sketch) fillLUT() {
 	for i := range s.lut {
 		s.lut[i] = math.Pow(s.cfg.Decay, float64(i))
 	}
+	for q := range s.pow255 {
+		s.pow255[q] = math.Pow(s.lut[lutSize-1], float64(q))
+	}
 }
 
 func (s *Sketch) ready() {
@@ -240,7 +251,11 @@ func (s *Sketch) decayP(c uint32) float64 {
 	if c < lutSize {
 		return s.lut[c]
 	}
-	return math.Pow(s.lut[lutSize-1], float64(c/(lutSize-1))) * s.lut[c%(lutSize-1)]
+	q := c / (lutSize - 1)
+	if q < powSize {
+		return s.pow255[q] * s.lut[c%(lutSize-1)]
+	}
+	return math.Pow(s.lut[lutSize-1], float64(q)) * s.lut[c%(lutSize-1)]
 }
 
 func fingerprint(item []byte) uint32 { return hashing.Murmur2(item, FingerprintSeed) }
@@ -435,12 +450,12 @@ func (s *Sketch) Stats() Stats {
 // structBytes the Sketch struct's (mostly its 256-entry decay table).
 const (
 	slotBytes   = 32
-	structBytes = 2200
+	structBytes = 2700
 )
 
 // Bytes returns the memory a sketch with these parameters holds before
-// any item enters its heap: 8·width·depth + 32·k + 2200 (the struct with
-// its decay table). Callers that budget memory (the server) reserve it
+// any item enters its heap: 8·width·depth + 32·k + 2700 (the struct with
+// its decay tables). Callers that budget memory (the server) reserve it
 // before NewWithConfig.
 func Bytes(k, width, depth uint32) uint64 {
 	return 8*uint64(width)*uint64(depth) + slotBytes*uint64(k) + structBytes
