@@ -21,19 +21,29 @@
 //     2^32 − 1 units in one bucket).
 //   - The error is one-sided and concentrated on light items: an item of
 //     true frequency f that owned its bucket in at least one row from its
-//     first occurrence on is counted exactly. The paper (Gong et al. 2018,
-//     Theorem 2) bounds the probability that a heavy item is underestimated
-//     by more than ε·N; there is no useful worst-case bound for adversarial
-//     streams.
+//     first occurrence on is counted exactly. Gong et al. analyse the error
+//     probability for heavy items on random streams; there is no useful
+//     worst-case bound for adversarial ones.
+//   - What can fail is the list. A bucket held by another item with count c
+//     is taken over only after about decay^−c units (0.9^−100 ≈ 37,000), so
+//     an item that becomes heavy only late in the stream, after every one
+//     of its depth buckets is held by an earlier item with a count above
+//     about 9.5·ln f (f its late frequency; decay 0.9), is never counted
+//     and missed. Streams whose heavy items change over time need a width
+//     well above the number of items that reach counts of ~100. Items near
+//     the k-th largest count may be swapped with their neighbours.
 //   - Measured (accuracy_test.go): at the default sizing of New(k), on
 //     Zipf(1.1) streams of 10^6 and 10^7 items, List recovers at least 95 %
-//     of the true top k (k = 10, 50, 100).
+//     of the true top k (k = 10, 50, 100); on the 12.3M identifier tokens
+//     of the Go 1.26 source tree (not stationary), 100 % of the top 10 and
+//     99 of the top 100. Width ⌈4·k·ln k⌉ alone (33 at k = 5, hence
+//     the floor of 256) missed the second most frequent token there.
 //
 // # Representation and cost
 //
 // width·depth buckets {fingerprint uint32, count uint32} (8 bytes each), a
 // min-heap of k slots {count, fingerprint, item bytes}, and a 256-entry
-// table LUT[i] = decay^i. New(k) sizes width = max(8, ⌈4·k·ln k⌉), depth =
+// table LUT[i] = decay^i. New(k) sizes width = max(256, ⌈4·k·ln k⌉), depth =
 // max(5, ⌈ln k⌉), decay 0.9; RedisBloom's own default (TOPK.RESERVE without
 // sizes) is width 8, depth 7, decay 0.9, which is far smaller and much less
 // accurate.
@@ -170,7 +180,8 @@ type Sketch struct {
 }
 
 // New returns a sketch for the k heaviest items at the default sizing:
-// width max(8, ⌈4·k·ln k⌉), depth max(5, ⌈ln k⌉), decay 0.9, seed 0.
+// width max(256, ⌈4·k·ln k⌉), depth max(5, ⌈ln k⌉), decay 0.9, seed 0
+// (13 KB at k = 10, 36 KB at k = 50, 80 KB at k = 100).
 // Errors: ErrInvalidParameter for k = 0 or a k whose sizing exceeds
 // MaxBuckets.
 func New(k int) (*Sketch, error) {
@@ -178,7 +189,7 @@ func New(k int) (*Sketch, error) {
 		return nil, fmt.Errorf("%w: k %d not in [1, %d]", ErrInvalidParameter, k, uint64(MaxK))
 	}
 	lnk := math.Log(float64(k))
-	w := max(8, math.Ceil(4*float64(k)*lnk))
+	w := max(256, math.Ceil(4*float64(k)*lnk))
 	d := max(5, math.Ceil(lnk))
 	if w*d > float64(MaxBuckets) {
 		return nil, fmt.Errorf("%w: k %d needs %.0f buckets, more than %d", ErrInvalidParameter, k, w*d, MaxBuckets)

@@ -27,7 +27,7 @@ func topJSON(t *testing.T, stdin string, args ...string) topResult {
 func TestTopSmall(t *testing.T) {
 	r := topJSON(t, "a\nb\na\nc\na\nb\r\n\n", "-k", "2")
 	want := []topItem{{"a", 3}, {"b", 2}}
-	if fmt.Sprint(r.Items) != fmt.Sprint(want) || r.Records != 7 || r.K != 2 || r.Width != 8 || r.Depth != 5 {
+	if fmt.Sprint(r.Items) != fmt.Sprint(want) || r.Records != 7 || r.K != 2 || r.Width != 256 || r.Depth != 5 {
 		t.Fatalf("%+v", r)
 	}
 	if r := topJSON(t, ""); len(r.Items) != 0 || r.Records != 0 || r.Items == nil {
