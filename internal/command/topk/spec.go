@@ -5,8 +5,9 @@ import "github.com/probly/probly/internal/command"
 // specs returns the declarations of the TOPK.* commands: dispatch (arity,
 // flags, handler, key) and what COMMAND INFO and COMMAND DOCS report,
 // which is RedisBloom's (src/cmd_info/topk_info.c, and the flags and ACL
-// categories of spec redis-sketches.md "Conventions": reserve is
-// "write deny-oom fast", info "readonly fast").
+// categories of spec redis-sketches.md "Conventions": flags "write
+// deny-oom" or "readonly", and @fast, without the fast flag, for reserve
+// and info).
 func specs() []*command.Spec {
 	const (
 		w = command.FlagWrite | command.FlagDenyOOM | command.FlagModule
@@ -25,7 +26,7 @@ func specs() []*command.Spec {
 		oN     = "O(n) where n is the number of items"
 	)
 	return []*command.Spec{
-		{Name: "topk.reserve", Arity: -3, Flags: w | command.FlagFast, ACL: command.ACLTopK, Handler: reserve,
+		{Name: "topk.reserve", Arity: -3, Flags: w, ACL: command.ACLTopK | command.ACLFast, Handler: reserve,
 			Keys: key(command.KeyRW, "the name of the sketch where items are added"),
 			Doc: command.Doc{Summary: "Initializes a TopK with specified parameters", Since: since, Complexity: "O(1)",
 				Args: []command.Arg{keyArg,
@@ -69,7 +70,7 @@ func specs() []*command.Spec {
 				Complexity: "O(k*log(k)) where k is the value of top-k",
 				Args: []command.Arg{keyArg,
 					{Name: "withcount", Type: command.ArgPureToken, Token: "WITHCOUNT", Flags: command.ArgOptional}}}},
-		{Name: "topk.info", Arity: 2, Flags: r | command.FlagFast, ACL: command.ACLTopK, Handler: info,
+		{Name: "topk.info", Arity: 2, Flags: r, ACL: command.ACLTopK | command.ACLFast, Handler: info,
 			Keys: key(command.KeyRO, sketch),
 			Doc: command.Doc{Summary: "Returns number of required items (k), width, depth, and decay values of a given sketch",
 				Since: since, Complexity: "O(1)", Args: []command.Arg{keyArg}}},
