@@ -192,11 +192,16 @@ func TestConfigErrors(t *testing.T) {
 		{K: 1, Width: 1, Depth: 0, Decay: 1},
 		{K: 1, Width: 1, Depth: 1, Decay: 0},
 		{K: 1, Width: 1, Depth: 1, Decay: 1.0000001},
-		{K: 1, Width: 1 << 20, Depth: 1 << 20, Decay: 1},
 	} {
 		if _, err := NewWithConfig(c); !errors.Is(err, ErrInvalidParameter) {
 			t.Errorf("%+v: %v", c, err)
 		}
+	}
+	if _, err := NewWithConfig(Config{K: 1, Width: 1 << 20, Depth: 1 << 20, Decay: 1}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("2^40 buckets: %v", err)
+	}
+	if _, err := New(1 << 30); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("New(2^30): %v", err)
 	}
 	if _, err := New(0); !errors.Is(err, ErrInvalidParameter) {
 		t.Errorf("New(0): %v", err)

@@ -102,9 +102,12 @@ import (
 // Sentinel errors. Every error returned by this package wraps exactly one
 // of these (or io.ErrUnexpectedEOF for truncated input).
 var (
-	// ErrInvalidParameter: k, width or depth of 0 or above their maxima,
-	// a decay outside (0, 1] or NaN, or width·depth too large.
+	// ErrInvalidParameter: k, width or depth of 0, or a decay outside
+	// (0, 1] or NaN.
 	ErrInvalidParameter = errors.New("topk: invalid parameter")
+	// ErrTooLarge: width·depth above MaxBuckets (or, on a 32-bit
+	// platform, above what it can address), or a k whose default sizing is.
+	ErrTooLarge = errors.New("topk: sketch too large")
 	// ErrFormat: encoded data that is not a valid top-k encoding (magic,
 	// kind, a parameter, a bucket or a heap slot out of range).
 	ErrFormat = errors.New("topk: invalid format")
@@ -182,8 +185,8 @@ type Sketch struct {
 // New returns a sketch for the k heaviest items at the default sizing:
 // width max(256, ⌈4·k·ln k⌉), depth max(5, ⌈ln k⌉), decay 0.9, seed 0
 // (13 KB at k = 10, 36 KB at k = 50, 80 KB at k = 100).
-// Errors: ErrInvalidParameter for k = 0 or a k whose sizing exceeds
-// MaxBuckets.
+// Errors: ErrInvalidParameter for k = 0, ErrTooLarge for a k whose sizing
+// exceeds MaxBuckets.
 func New(k int) (*Sketch, error) {
 	if k < 1 || uint64(k) > MaxK {
 		return nil, fmt.Errorf("%w: k %d not in [1, %d]", ErrInvalidParameter, k, uint64(MaxK))
@@ -192,14 +195,14 @@ func New(k int) (*Sketch, error) {
 	w := max(256, math.Ceil(4*float64(k)*lnk))
 	d := max(5, math.Ceil(lnk))
 	if w*d > float64(MaxBuckets) {
-		return nil, fmt.Errorf("%w: k %d needs %.0f buckets, more than %d", ErrInvalidParameter, k, w*d, MaxBuckets)
+		return nil, fmt.Errorf("%w: k %d needs %.0f buckets, more than %d", ErrTooLarge, k, w*d, MaxBuckets)
 	}
 	return NewWithConfig(Config{K: uint32(k), Width: uint32(w), Depth: uint32(d), Decay: DefaultDecay})
 }
 
 // NewWithConfig returns an empty sketch with c's parameters. Errors:
 // ErrInvalidParameter for K, Width or Depth of 0, Decay outside (0, 1] or
-// NaN, Width·Depth above MaxBuckets. Cost: allocates 8·Width·Depth + 32·K
+// NaN; ErrTooLarge for Width·Depth above MaxBuckets. Cost: allocates 8·Width·Depth + 32·K
 // bytes.
 func NewWithConfig(c Config) (*Sketch, error) {
 	if err := c.validate(); err != nil {
@@ -223,7 +226,7 @@ func (c Config) validate() error {
 	case !(c.Decay > 0 && c.Decay <= 1):
 		return fmt.Errorf("%w: decay %v not in (0, 1]", ErrInvalidParameter, c.Decay)
 	case uint64(c.Width)*uint64(c.Depth) > min(MaxBuckets, math.MaxInt/8):
-		return fmt.Errorf("%w: width·depth %d·%d above %d buckets", ErrInvalidParameter, c.Width, c.Depth, MaxBuckets)
+		return fmt.Errorf("%w: width·depth %d·%d above %d buckets", ErrTooLarge, c.Width, c.Depth, min(MaxBuckets, math.MaxInt/8))
 	}
 	return nil
 }
@@ -433,17 +436,18 @@ func (s *Sketch) Reset() {
 }
 
 // Stats describes a sketch. The vocabulary's fields without a meaning for
-// top-k (P, FillRatio, FPR, Cardinality) are not present.
+// top-k (P, FPR, Cardinality) are not present.
 type Stats struct {
-	M        uint64  // buckets: Width·Depth
-	K        uint64  // hash functions: Depth rows
-	Bytes    uint64  // memory held: Bytes(k, width, depth) plus the heap's item bytes
-	N        uint64  // units added (the sum of AddN's n)
-	Capacity uint64  // k: items the heap holds
-	Width    uint64  // buckets per row
-	Decay    float64 // decay base
-	SetBits  uint64  // buckets in use (count > 0)
-	Heap     uint64  // heap slots holding an item
+	M         uint64  // buckets: Width·Depth
+	K         uint64  // hash functions: Depth rows
+	Bytes     uint64  // memory held: Bytes(k, width, depth) plus the heap's item bytes
+	N         uint64  // units added (the sum of AddN's n)
+	Capacity  uint64  // k: items the heap holds
+	Width     uint64  // buckets per row
+	Decay     float64 // decay base
+	SetBits   uint64  // buckets in use (count > 0)
+	FillRatio float64 // SetBits / M
+	Heap      uint64  // heap slots holding an item
 }
 
 // Stats returns the sketch's statistics. O(1).
@@ -453,7 +457,7 @@ func (s *Sketch) Stats() Stats {
 		M: uint64(len(s.buckets)), K: uint64(s.cfg.Depth), N: s.n,
 		Capacity: uint64(s.cfg.K), Width: uint64(s.cfg.Width), Decay: s.cfg.Decay,
 		Bytes:   Bytes(s.cfg.K, s.cfg.Width, s.cfg.Depth) + s.itemBytes,
-		SetBits: s.setBuckets, Heap: s.heapItems,
+		SetBits: s.setBuckets, FillRatio: float64(s.setBuckets) / float64(len(s.buckets)), Heap: s.heapItems,
 	}
 }
 
