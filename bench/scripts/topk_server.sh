@@ -20,17 +20,7 @@ PPORT=${PPORT:-16398}
 APORT=${APORT:-16399}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/bench/scripts/lib.sh"
-bench_tmp probly-topkbench
-
-(cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
-mkdir -p "$TMP/redis" "$TMP/redis-aof" "$TMP/probly"
-redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP/redis" --daemonize no >"$TMP/redis.log" 2>&1 &
-PIDS+=($!)
-redis-server --port "$APORT" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$TMP/redis-aof" --daemonize no >"$TMP/redis-aof.log" 2>&1 &
-PIDS+=($!)
-"$TMP/bin/probly" serve --addr "127.0.0.1:$PPORT" --dir "$TMP/probly" --metrics-addr off --save '' >"$TMP/probly.log" 2>&1 &
-PIDS+=($!)
-wait_ping "$RPORT" "$PPORT" "$APORT"
+bench_three_servers probly-topkbench
 redis-cli -p "$PPORT" TOPK.RESERVE tk 50 2000 7 0.9 >/dev/null
 run() { bench_run "$@"; }
 

@@ -11,9 +11,33 @@ import (
 	"time"
 
 	"github.com/probly/probly/internal/app"
-	"github.com/probly/probly/internal/keyspace"
-	"github.com/probly/probly/internal/server"
 )
+
+// startServe runs `probly serve` in process (app.Run on a loopback
+// listener, a temporary data directory) until the test ends, and returns
+// its address once it accepts connections.
+func startServe(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- app.Run(ctx, app.Options{Listener: ln, Dir: t.TempDir(), MetricsAddr: "off",
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Ready: func(net.Addr) { close(ready) }})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	return ln.Addr().String()
+}
 
 // python3WithRedis returns a python3 that imports redis (Debian's
 // python3-redis), or skips; PROBLY_REQUIRE_REDISPY=1 makes it fail.
@@ -37,23 +61,8 @@ func TestRedisPy(t *testing.T) {
 	py := python3WithRedis(t)
 	for _, proto := range []string{"2", "3"} {
 		t.Run("resp"+proto, func(t *testing.T) {
-			table, cfg := app.Tables()
-			srv, err := server.New(server.Options{Store: keyspace.New(nil), Config: cfg, Table: table,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			go srv.Serve(ln)
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				srv.Shutdown(ctx)
-			})
-			out, err := exec.Command(py, "testdata/redispy_topk.py", ln.Addr().String(), proto).CombinedOutput()
+			addr := startServe(t)
+			out, err := exec.Command(py, "testdata/redispy_topk.py", addr, proto).CombinedOutput()
 			if e, ok := err.(*exec.ExitError); ok && e.ExitCode() == 3 {
 				t.Skipf("%s", out) // redis-py < 5 speaks RESP2 only
 			}
