@@ -340,6 +340,17 @@ func TestMemory(t *testing.T) {
 	if got != "+OK\r\n" || e.store.Used()-used != asked {
 		t.Fatalf("reserve %q: asked %d, Used grew %d", got, asked, e.store.Used()-used)
 	}
+	// A sketch larger than the process can have is refused, live and
+	// replayed alike, before anything is allocated (k 2^32−1: 128 GiB of
+	// heap slots).
+	old := command.AllocLimit()
+	command.SetAllocLimit(1 << 30)
+	for _, replay := range []bool{false, true} {
+		if got, _ := commandtest.RunReserve(e.tab, e.store, e.cfg, replay, ^uint64(0), "TOPK.RESERVE", "huge", "4294967295"); got != "-ERR Insufficient memory to create topk data structure\r\n" {
+			t.Errorf("replay %v: RESERVE k 2^32-1 = %q", replay, got)
+		}
+	}
+	command.SetAllocLimit(old)
 	// A replayed record is admitted whatever the budget.
 	if got, _ := commandtest.RunReserve(e.tab, e.store, e.cfg, true, 0, "TOPK.RESERVE", "m2", "3"); got != "+OK\r\n" {
 		t.Fatalf("replayed reserve: %q", got)
