@@ -224,6 +224,7 @@ type Server struct {
 	obs        Observer
 	mem        memTracker
 	guard      func(key []byte) bool // SetWriteGuard; nil = every key writable
+	execSpec   *command.Spec         // EXEC's, which takes the command gate itself
 
 	mu         sync.Mutex
 	ln         net.Listener
@@ -299,6 +300,8 @@ func New(opts Options) (*Server, error) {
 		conns:   map[*client]struct{}{},
 		obs:     opts.Observer,
 		guard:   opts.WriteGuard,
+
+		execSpec: opts.Table.Lookup([]byte("exec")),
 
 		evictCh:       make(chan struct{}, 1),
 		stopReap:      make(chan struct{}),
@@ -707,6 +710,10 @@ type client struct {
 	unlogged bool
 	// abort is set by a cross-protocol request: close without replying.
 	abort bool
+	// gated is set while the running command holds the command gate
+	// shared (Admit takes it, dispatch releases it).
+	gated bool
+	tx    txState // MULTI/EXEC/WATCH (tx.go)
 
 	// Housekeeping (clients.go). bufCap is rd's buffer capacity at the
 	// last read (this goroutine only); held is what the connection counts
@@ -728,6 +735,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		Authed: s.pass == "",
 		Addr:   nc.RemoteAddr().String(),
 	}
+	c.conn.Tx = c
 	c.g = &guard{r: nc, lim: &s.lim, in: &s.stats.in, c: c}
 	if !c.conn.Authed {
 		c.g.authed = &c.conn.Authed
@@ -746,12 +754,13 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.res.m = &s.mem
 	c.ctx = command.Ctx{R: &c.reply, Store: s.store, Config: s.cfg, Conn: &c.conn, Server: s,
 		ReserveMem: c.res.reserve}
-	c.policy = command.Policy{Admit: c, Unknown: c.unknown}
+	c.policy = command.Policy{Admit: c, Unknown: c.unknown, Queue: c.queue}
 	return c
 }
 
 func (c *client) serve() {
 	defer c.s.remove(c)
+	defer c.endTx() // unregisters the watched keys
 	defer c.closeBuffers()
 	defer c.nc.Close()
 	if c.rec != nil {
@@ -908,9 +917,20 @@ func (c *client) exec(args [][]byte) {
 // server's admission checks (admit) and returns its registered name (or
 // UnknownCommand).
 func (c *client) dispatch(args [][]byte) string {
+	if c.tx.multi && len(args) != 1 && isExec(args[0]) {
+		// Redis refuses EXEC itself by aborting the transaction.
+		c.endTx()
+		c.reply.Error(execAbortOf + "wrong number of arguments for 'exec' command")
+		return "exec"
+	}
 	c.ctx.Args = args
+	defer c.ungate()
 	o := c.s.table.Run(&c.ctx, &c.policy)
+	c.ungate()
 	c.ctx.Args = nil
+	if c.tx.multi && !o.Ran && !o.Queued {
+		c.tx.failed = true // refused while queuing: EXEC aborts
+	}
 	if !o.Ran {
 		if o.Spec == nil {
 			return UnknownCommand
@@ -939,16 +959,41 @@ func (c *client) unknown(ctx *command.Ctx) bool {
 	return true
 }
 
-// Admit is the server's command.Policy.Admit: AUTH, maxmemory and the
-// write guard, in that order, between the arity check and the handler.
+// ungate releases the command gate if the running command holds it.
+func (c *client) ungate() {
+	if c.gated {
+		c.gated = false
+		c.s.store.SharedDone()
+	}
+}
+
+// Admit is the server's command.Policy.Admit: AUTH, no_multi inside
+// MULTI, maxmemory and the write guard, in that order, between the arity
+// check and the handler. A command it admits takes the command gate
+// shared (dispatch releases it), except EXEC, which takes it exclusively
+// itself, and blocking commands, which touch no key and must not hold up
+// a transaction while they wait.
 func (c *client) Admit(ctx *command.Ctx, spec *command.Spec) string {
+	if msg := c.admit(spec, ctx.Args); msg != "" {
+		return msg
+	}
+	if spec.Flags&command.FlagBlocking == 0 && spec != c.s.execSpec {
+		c.s.store.Shared()
+		c.gated = true
+	}
+	return ""
+}
+
+func (c *client) admit(spec *command.Spec, args [][]byte) string {
 	switch {
 	case !c.conn.Authed && spec.Flags&command.FlagNoAuth == 0:
 		return noAuthMsg
+	case c.tx.multi && spec.Flags&command.FlagNoMulti != 0:
+		return errNoMulti
 	case spec.Flags&command.FlagDenyOOM != 0 && c.s.mem.over():
 		return oomMsg
 	// The write guard (SetWriteGuard): one branch when none is set.
-	case c.s.guard != nil && spec.Flags&command.FlagWrite != 0 && writesGuarded(c.s.guard, spec, ctx.Args):
+	case c.s.guard != nil && spec.Flags&command.FlagWrite != 0 && writesGuarded(c.s.guard, spec, args):
 		return readOnlyMsg
 	}
 	return ""
