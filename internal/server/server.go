@@ -990,7 +990,9 @@ func (c *client) admit(spec *command.Spec, args [][]byte) string {
 		return noAuthMsg
 	case c.tx.multi && spec.Flags&command.FlagNoMulti != 0:
 		return errNoMulti
-	case spec.Flags&command.FlagDenyOOM != 0 && c.s.mem.over():
+	// Inside MULTI every command but EXEC, DISCARD, QUIT and RESET is
+	// refused over maxmemory (Redis: the queue itself takes memory).
+	case (spec.Flags&command.FlagDenyOOM != 0 || c.tx.multi && queuesUnderOOM(spec)) && c.s.mem.over():
 		return oomMsg
 	// The write guard (SetWriteGuard): one branch when none is set.
 	case c.s.guard != nil && spec.Flags&command.FlagWrite != 0 && writesGuarded(c.s.guard, spec, args):

@@ -82,6 +82,17 @@ func txControl(spec *command.Spec) bool {
 	return false
 }
 
+// queuesUnderOOM reports whether spec, inside MULTI, is refused over
+// maxmemory whatever its flags (every command but EXEC, DISCARD, QUIT and
+// RESET, as in Redis).
+func queuesUnderOOM(spec *command.Spec) bool {
+	switch spec.Name {
+	case "exec", "discard", "quit", "reset":
+		return false
+	}
+	return true
+}
+
 // queue is the server's command.Policy.Queue: inside MULTI it copies the
 // command into the queue and answers +QUEUED.
 func (c *client) queue(ctx *command.Ctx, spec *command.Spec) bool {
