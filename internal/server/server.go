@@ -917,10 +917,8 @@ func (c *client) exec(args [][]byte) {
 // server's admission checks (admit) and returns its registered name (or
 // UnknownCommand).
 func (c *client) dispatch(args [][]byte) string {
-	if c.tx.multi && len(args) != 1 && isExec(args[0]) {
-		// Redis refuses EXEC itself by aborting the transaction.
-		c.endTx()
-		c.reply.Error(execAbortOf + "wrong number of arguments for 'exec' command")
+	if isExec(args[0]) && (len(args) != 1 || !c.conn.Authed) {
+		c.refuseExec(len(args))
 		return "exec"
 	}
 	c.ctx.Args = args

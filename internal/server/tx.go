@@ -118,6 +118,18 @@ func (c *client) queue(ctx *command.Ctx, spec *command.Spec) bool {
 	return true
 }
 
+// refuseExec answers an EXEC that is refused before it runs (wrong arity,
+// NOAUTH) as Redis does, in or out of MULTI: the transaction, if any, is
+// discarded and the reply is EXECABORT with the refusal's reason.
+func (c *client) refuseExec(argc int) {
+	msg := noAuthMsg // Redis checks arity first
+	if argc != 1 {
+		msg = "wrong number of arguments for 'exec' command"
+	}
+	c.endTx()
+	c.reply.Error(execAbortOf + msg)
+}
+
 // isExec reports whether name is EXEC in any case.
 func isExec(name []byte) bool { return len(name) == 4 && strings.EqualFold(string(name), "exec") }
 
