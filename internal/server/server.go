@@ -754,7 +754,7 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.res.m = &s.mem
 	c.ctx = command.Ctx{R: &c.reply, Store: s.store, Config: s.cfg, Conn: &c.conn, Server: s,
 		ReserveMem: c.res.reserve}
-	c.policy = command.Policy{Admit: c, Unknown: c.unknown, Queue: c.queue}
+	c.policy = command.Policy{Admit: c, Unknown: c.unknown} // Queue: set by MULTI (tx.go)
 	return c
 }
 
@@ -922,9 +922,7 @@ func (c *client) dispatch(args [][]byte) string {
 		return "exec"
 	}
 	c.ctx.Args = args
-	defer c.ungate()
-	o := c.s.table.Run(&c.ctx, &c.policy)
-	c.ungate()
+	o := c.run()
 	c.ctx.Args = nil
 	if c.tx.multi && !o.Ran && !o.Queued {
 		c.tx.failed = true // refused while queuing: EXEC aborts
@@ -955,6 +953,13 @@ func (c *client) unknown(ctx *command.Ctx) bool {
 	}
 	c.crossProtocol()
 	return true
+}
+
+// run runs c.ctx.Args through the table and releases the command gate if
+// Admit took it, also when the handler panics.
+func (c *client) run() command.Outcome {
+	defer c.ungate()
+	return c.s.table.Run(&c.ctx, &c.policy)
 }
 
 // ungate releases the command gate if the running command holds it.

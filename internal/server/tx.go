@@ -93,10 +93,10 @@ func queuesUnderOOM(spec *command.Spec) bool {
 	return true
 }
 
-// queue is the server's command.Policy.Queue: inside MULTI it copies the
-// command into the queue and answers +QUEUED.
+// queue is the server's command.Policy.Queue while MULTI is on: it copies
+// the command into the queue and answers +QUEUED.
 func (c *client) queue(ctx *command.Ctx, spec *command.Spec) bool {
-	if !c.tx.multi || txControl(spec) {
+	if txControl(spec) {
 		return false
 	}
 	n := 0
@@ -131,7 +131,9 @@ func (c *client) refuseExec(argc int) {
 }
 
 // isExec reports whether name is EXEC in any case.
-func isExec(name []byte) bool { return len(name) == 4 && strings.EqualFold(string(name), "exec") }
+func isExec(name []byte) bool {
+	return len(name) == 4 && name[0]|0x20 == 'e' && strings.EqualFold(string(name), "exec")
+}
 
 // endTx drops the queue and the watched keys and leaves MULTI.
 func (c *client) endTx() {
@@ -144,6 +146,7 @@ func (c *client) endTx() {
 		c.tx.queue = nil
 	}
 	c.tx.multi, c.tx.failed, c.tx.flags, c.tx.bytes = false, false, 0, 0
+	c.policy.Queue = nil
 	if c.tx.watch.Watching() || c.tx.watch.Dirty() {
 		c.s.store.Unwatch(&c.tx.watch)
 	}
@@ -158,6 +161,7 @@ func (c *client) Multi(ctx *command.Ctx) {
 		return
 	}
 	c.tx.multi = true
+	c.policy.Queue = c.queue
 	ctx.R.OK()
 }
 
