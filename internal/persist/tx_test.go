@@ -69,6 +69,17 @@ func TestTxTornTail(t *testing.T) {
 		if err != nil || !fc.Torn || fc.Good != int64(multi2) || fc.Fatal() {
 			t.Fatalf("cut at %d: CheckFile = %+v, %v; want a torn tail at %d", cut, fc, err, multi2)
 		}
+		if cut == len(img)-1 {
+			// check-aof --fix cuts the same tail (on a copy).
+			fixDir := t.TempDir()
+			writeFile(t, aofPath(fixDir, 1), img[:cut])
+			if _, _, err := FixFile(aofPath(fixDir, 1)); err != nil {
+				t.Fatalf("FixFile: %v", err)
+			}
+			if st, _ := os.Stat(aofPath(fixDir, 1)); st.Size() != int64(multi2) {
+				t.Fatalf("FixFile left %d bytes, want %d", st.Size(), multi2)
+			}
+		}
 		db, md := open(t, dir, FsyncNo)
 		if !equalRecords(md.records, want) {
 			t.Fatalf("cut at %d: replayed %q, want %q", cut, md.records, want)

@@ -232,6 +232,16 @@ func (c *client) Exec(ctx *command.Ctx) {
 	if tl != nil {
 		tl.BeginTx()
 	}
+	ended := false
+	defer func() {
+		// A handler that panicked (a bug: the connection closes) must not
+		// leave the unit open, or the log would absorb every later record
+		// into it. The unit is closed as memory holds it.
+		if !ended && tl != nil {
+			_, _ = tl.EndTx()
+		}
+		c.tx.execing = false
+	}()
 	mark := len(c.wr.Buffer())
 	c.tx.execing = true
 	ctx.R.Array(len(c.tx.queue))
@@ -247,6 +257,7 @@ func (c *client) Exec(ctx *command.Ctx) {
 		}
 	}
 	c.tx.execing = false
+	ended = true
 	if tl != nil {
 		seq, err := tl.EndTx()
 		if err != nil {

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/testutil"
 )
 
@@ -114,5 +116,80 @@ func TestTxQuitAndReset(t *testing.T) {
 	}
 	if r := d.do("EXISTS", "k"); r != ":1\r\n" {
 		t.Fatalf("EXISTS after RESET = %q", r)
+	}
+}
+
+// A command refused by the write guard while queuing (READONLY on a
+// followed key) makes EXEC abort; nothing runs.
+func TestTxReadOnlyKeyAbortsExec(t *testing.T) {
+	e := start(t, func(o *Options) { o.WriteGuard = func(k []byte) bool { return string(k) == "owned" } })
+	e.set("other", "t")
+	c := e.raw(t)
+	c.do("MULTI")
+	if r := c.do("DEL", "other"); r != "+QUEUED\r\n" {
+		t.Fatalf("DEL other = %q", r)
+	}
+	if r := c.do("DEL", "owned"); r != "-"+readOnlyMsg+"\r\n" {
+		t.Fatalf("DEL owned = %q", r)
+	}
+	if r := c.do("EXEC"); r != "-"+errExecAbort+"\r\n" {
+		t.Fatalf("EXEC = %q", r)
+	}
+	if r := c.do("EXISTS", "other"); r != ":1\r\n" {
+		t.Fatalf("EXISTS other = %q: the aborted transaction ran", r)
+	}
+}
+
+// EXEC waits for commands already running on other connections and runs
+// alone: a transaction sent while another connection's command holds the
+// command gate does not run until that command ends.
+func TestTxExecWaitsForRunningCommands(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	var order []string
+	note := func(s string) {
+		mu.Lock()
+		order = append(order, s)
+		mu.Unlock()
+	}
+	block := &command.Spec{Name: "test.block", Arity: 1, Handler: func(c *command.Ctx) {
+		close(started)
+		<-release
+		note("block")
+		c.R.OK()
+	}}
+	mark := &command.Spec{Name: "test.mark", Arity: 1, Handler: func(c *command.Ctx) {
+		note("mark")
+		c.R.OK()
+	}}
+	e := start(t, nil, block, mark)
+	a, b := e.raw(t), e.raw(t)
+	a.send(cmd("TEST.BLOCK"))
+	<-started
+	b.do("MULTI")
+	b.do("TEST.MARK")
+	replied := make(chan string, 1)
+	go func() {
+		_ = b.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		r, _ := readReply(b.br)
+		replied <- r
+	}()
+	b.send(cmd("EXEC"))
+	select {
+	case r := <-replied:
+		t.Fatalf("EXEC answered %q while another connection's command was running", r)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	if r := <-replied; r != "*1\r\n+OK\r\n" {
+		t.Fatalf("EXEC = %q", r)
+	}
+	if r := a.read(); r != "+OK\r\n" {
+		t.Fatalf("TEST.BLOCK = %q", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(order) != 2 || order[0] != "block" || order[1] != "mark" {
+		t.Fatalf("order %v, want [block mark]", order)
 	}
 }
