@@ -23,6 +23,10 @@ import (
 // It returns ErrSnapshotInProgress if another snapshot runs, ErrClosed
 // after Close, and ErrNotMarshaler for a value that cannot be encoded. On
 // failure the previous snapshot and every AOF generation stay in place.
+// Its cut must not fall inside a transaction: the caller holds store's
+// command gate (SAVE runs as a command) or knows that no transaction runs.
+// BGSnapshot and the automatic snapshots take the gate shared for the cut
+// themselves.
 func (d *DB) Snapshot(store *keyspace.Store) error {
 	if err := d.beginSnapshot(store); err != nil {
 		return err

@@ -59,6 +59,10 @@
 //     subcommand, then arity, then NOAUTH.
 //   - Shutdown stops accepting, lets every connection finish the batch it
 //     is executing (replies included) and closes the connections.
+//   - Transactions (MULTI/EXEC/DISCARD/WATCH/UNWATCH, tx.go): every
+//     command holds the store's command gate shared while it runs; EXEC
+//     holds it exclusively, so a transaction never interleaves with
+//     another command.
 //
 // It does not use redcon.Server: redcon's connection loop would let the
 // parser's integer overflow on "$9223372036854775807" panic the process.
@@ -483,9 +487,8 @@ func (s *Server) SetPersist(p Persister) {
 // The check is in dispatch, the one path of client commands, after the
 // arity, NOAUTH and OOM checks (Redis's order). Commands run through the
 // table directly (AOF replay, the follower's own writes) are not checked.
-// A future MULTI/EXEC that queues and runs commands through dispatch gets
-// the check per command; one that runs queued handlers itself must call
-// the guard when queuing, so that EXEC is refused whole (all or nothing).
+// Inside MULTI the check is made when a command is queued: a refused one
+// makes EXEC answer EXECABORT, so a transaction is refused whole (tx.go).
 //
 // owns is called on the connection goroutines, concurrently, once per
 // written key of every write command: it must be safe for concurrent use,
