@@ -19,8 +19,16 @@ import "sync/atomic"
 // it.
 type Watcher struct {
 	dirty atomic.Bool
-	keys  map[string]struct{}
+	// keys maps each watched key to whether it had already expired (but
+	// was not deleted yet) when it was watched.
+	keys map[string]bool
 }
+
+// keyExpired reports whether key, in shard sh (lock held), holds a value
+// whose expiry time has passed but that is not deleted yet. Key expiry
+// sets it; nil means that keys never expire. As in Redis, EXEC treats a
+// watched key that expired after WATCH as changed (WatchedExpired).
+var keyExpired func(s *Store, sh *shard, key string) bool
 
 // Dirty reports whether a watched key changed since it was watched.
 func (w *Watcher) Dirty() bool { return w.dirty.Load() }
@@ -40,11 +48,11 @@ func (s *Store) Watch(w *Watcher, key []byte) {
 	}
 	k := string(key)
 	if w.keys == nil {
-		w.keys = make(map[string]struct{})
+		w.keys = make(map[string]bool)
 	}
-	w.keys[k] = struct{}{}
 	sh := s.shardOf(key)
 	sh.mu.Lock()
+	w.keys[k] = keyExpired != nil && keyExpired(s, sh, k)
 	if sh.watch == nil {
 		sh.watch = make(map[string][]*Watcher)
 	}
@@ -77,6 +85,29 @@ func (s *Store) Unwatch(w *Watcher) {
 	}
 	w.keys = nil
 	w.dirty.Store(false)
+}
+
+// WatchedExpired reports whether a key w watches has expired since it was
+// watched (its value is still there, waiting for deletion: Redis's
+// isWatchedKeyExpired). EXEC treats that key as changed. Cost: one read
+// lock and expiry lookup per watched key; nothing without expiry.
+func (s *Store) WatchedExpired(w *Watcher) bool {
+	if keyExpired == nil {
+		return false
+	}
+	for k, before := range w.keys {
+		if before {
+			continue
+		}
+		sh := s.shardOf([]byte(k))
+		sh.mu.RLock()
+		exp := keyExpired(s, sh, k)
+		sh.mu.RUnlock()
+		if exp {
+			return true
+		}
+	}
+	return false
 }
 
 // Watched returns the number of keys watched by at least one Watcher

@@ -222,7 +222,7 @@ func (c *client) Exec(ctx *command.Ctx) {
 	s := c.s.store
 	s.Exclusive()
 	defer s.ExclusiveDone()
-	if c.tx.watch.Dirty() {
+	if c.tx.watch.Dirty() || s.WatchedExpired(&c.tx.watch) {
 		c.endTx()
 		ctx.R.NullArray()
 		return
