@@ -256,6 +256,9 @@ type Tx interface {
 	// commands that would block do not (Redis's CLIENT_DENY_BLOCKING), and
 	// BGSAVE is scheduled after the transaction.
 	Executing() bool
+	// Queued is the number of commands queued since MULTI, -1 outside
+	// MULTI (CLIENT INFO's multi=).
+	Queued() int
 }
 
 // Server is what handlers may ask of the running server (INFO, SAVE,

@@ -199,6 +199,15 @@ func (c *client) Reset() { c.endTx() }
 // Executing reports whether EXEC is running its queue.
 func (c *client) Executing() bool { return c.tx.execing }
 
+// Queued is the queue's length inside MULTI (and while EXEC runs it),
+// else -1.
+func (c *client) Queued() int {
+	if !c.tx.multi {
+		return -1
+	}
+	return len(c.tx.queue)
+}
+
 // Exec implements EXEC: it runs the queue under the exclusive command
 // gate, inside one AOF unit, and answers an array of the replies; or
 // EXECABORT (a command was refused while queuing, or EXEC itself is
