@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/probly/probly/internal/persist"
 	"github.com/probly/probly/internal/testutil"
 )
 
@@ -327,4 +329,44 @@ func TestTxCrashAlways(t *testing.T) {
 		t.Fatal("no transaction was acknowledged: the test did not exercise anything")
 	}
 	t.Logf("%d rounds of kill -9, %d acknowledged transactions, all whole", rounds, total)
+}
+
+// The AOF holds a transaction that writes as MULTI, its records, EXEC, and
+// nothing for one that only reads or was discarded.
+func TestTxAOFUnit(t *testing.T) {
+	dir := t.TempDir()
+	s := runApp(t, Options{Dir: dir}, true)
+	ctx := context.Background()
+	c := newClient(t, s.addr, nil)
+	if err := c.Set(ctx, "x", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.Set(ctx, "a", "1", 0)
+		pipe.Get(ctx, "x")
+		pipe.Set(ctx, "b", "2", 0)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.Get(ctx, "a")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.stop(t)
+	fc, err := persist.CheckFile(filepath.Join(dir, "appendonly.1.aof"))
+	if err != nil || fc.Problem != "" {
+		t.Fatalf("CheckFile: %+v, %v", fc, err)
+	}
+	// SET x; MULTI SET a SET b EXEC.
+	if fc.Records != 5 {
+		t.Fatalf("%d records in the AOF, want 5", fc.Records)
+	}
+	s = runApp(t, Options{Dir: dir}, true)
+	c = newClient(t, s.addr, nil)
+	if n, _ := c.Exists(ctx, "x", "a", "b").Result(); n != 3 {
+		t.Fatalf("%d of 3 keys after restart", n)
+	}
 }

@@ -193,3 +193,18 @@ func TestTxExecWaitsForRunningCommands(t *testing.T) {
 		t.Fatalf("order %v, want [block mark]", order)
 	}
 }
+
+// BGSAVE inside MULTI is scheduled after the transaction (Redis's reply).
+func TestTxBGSaveScheduled(t *testing.T) {
+	p := &fakePersist{}
+	e := start(t, func(o *Options) { o.Persist = p })
+	c := e.raw(t)
+	c.do("MULTI")
+	c.do("BGSAVE")
+	if r := c.do("EXEC"); r != "*1\r\n+Background saving scheduled\r\n" {
+		t.Fatalf("EXEC = %q", r)
+	}
+	if r := c.do("BGSAVE"); r != "+Background saving started\r\n" {
+		t.Fatalf("BGSAVE outside MULTI = %q", r)
+	}
+}
