@@ -147,13 +147,29 @@ func TestTxGoRedisWatch(t *testing.T) {
 // whole state in read-only transactions and never see part of one: for
 // every writer STRLEN c:w equals s:w, that writer's first n items are in
 // the filter, and PFCOUNT h (elements in distinct registers, so exact)
-// equals the total number of committed transactions.
+// equals the total number of committed transactions. 1 round; 20 with
+// PROBLY_FULL=1.
 func TestTxAtomicUnderConcurrency(t *testing.T) {
 	s := runApp(t, Options{}, true)
-	ctx := context.Background()
 	c := newClient(t, s.addr, func(o *redis.Options) { o.PoolSize = 16 })
+	rounds := 1
+	if testutil.FullEnabled() {
+		rounds = 20
+	}
+	for round := range rounds {
+		if err := c.FlushAll(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		atomicRound(t, c, round)
+	}
+}
+
+// atomicRound is one round of TestTxAtomicUnderConcurrency on an empty
+// key space.
+func atomicRound(t *testing.T, c *redis.Client, round int) {
+	ctx := context.Background()
 	const writers, each = 4, 25 // 100 HLL elements: PFCOUNT is exact
-	elems := hllElements("tx", writers*each)
+	elems := hllElements(fmt.Sprintf("tx%d", round), writers*each)
 	if err := c.BFReserve(ctx, "k", 0.001, 1000).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +260,7 @@ func TestTxAtomicUnderConcurrency(t *testing.T) {
 	if reads.Load() == 0 {
 		t.Fatal("no consistent read completed: the test checked nothing")
 	}
-	t.Logf("%d transactions, %d consistent reads", writers*each, reads.Load())
+	t.Logf("round %d: %d transactions, %d consistent reads", round, writers*each, reads.Load())
 }
 
 // kill -9 during a stream of transactions with appendfsync always: after
