@@ -156,12 +156,13 @@ type Group string
 // The groups of probly's commands. Every module command's group is
 // GroupModule (Redis reports no other for a module).
 const (
-	GroupConnection  Group = "connection"
-	GroupServer      Group = "server"
-	GroupGeneric     Group = "generic"
-	GroupString      Group = "string"
-	GroupHyperLogLog Group = "hyperloglog"
-	GroupModule      Group = "module"
+	GroupConnection   Group = "connection"
+	GroupServer       Group = "server"
+	GroupGeneric      Group = "generic"
+	GroupString       Group = "string"
+	GroupHyperLogLog  Group = "hyperloglog"
+	GroupTransactions Group = "transactions"
+	GroupModule       Group = "module"
 )
 
 // DocFlags are COMMAND DOCS "doc_flags".

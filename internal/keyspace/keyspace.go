@@ -66,6 +66,8 @@ type shard struct {
 	// it exclusive, so it is reused rather than allocated by every Update
 	// (a *Txn passed to an unknown fn would otherwise escape to the heap).
 	tx Txn
+	// watch maps a watched key to its watchers (watch.go).
+	watch map[string][]*Watcher
 }
 
 // Store is a sharded, concurrency-safe key space. The zero value is not

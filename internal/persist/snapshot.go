@@ -23,12 +23,16 @@ import (
 // It returns ErrSnapshotInProgress if another snapshot runs, ErrClosed
 // after Close, and ErrNotMarshaler for a value that cannot be encoded. On
 // failure the previous snapshot and every AOF generation stay in place.
+// Its cut must not fall inside a transaction: the caller holds store's
+// command gate (SAVE runs as a command) or knows that no transaction runs.
+// BGSnapshot and the automatic snapshots take the gate shared for the cut
+// themselves.
 func (d *DB) Snapshot(store *keyspace.Store) error {
 	if err := d.beginSnapshot(store); err != nil {
 		return err
 	}
 	defer d.endSnapshot()
-	return d.snapshot(store, TriggerManual)
+	return d.snapshot(store, TriggerManual, false)
 }
 
 // BGSnapshot starts Snapshot in a goroutine (BGSAVE) and returns at once.
@@ -44,7 +48,7 @@ func (d *DB) bgSnapshot(store *keyspace.Store, trig Trigger) error {
 	}
 	go func() {
 		defer d.endSnapshot()
-		_ = d.snapshot(store, trig) // logged and recorded by snapshot
+		_ = d.snapshot(store, trig, true) // logged and recorded by snapshot
 	}()
 	return nil
 }
@@ -81,7 +85,7 @@ var testHookBeforeRename func() error
 // half written.
 var testHookAfterEntry func(written int)
 
-func (d *DB) snapshot(store *keyspace.Store, trig Trigger) (err error) {
+func (d *DB) snapshot(store *keyspace.Store, trig Trigger, gated bool) (err error) {
 	begin := time.Now()
 	d.lastTry.Store(begin.UnixNano())
 	defer func() {
@@ -116,7 +120,7 @@ func (d *DB) snapshot(store *keyspace.Store, trig Trigger) (err error) {
 	var stall time.Duration
 	for {
 		t0 := time.Now()
-		frozen, err = store.FreezeCOW(func() error {
+		frozen, err = cutAt(store, gated, func() error {
 			var err error
 			cut, err = d.rotate(next)
 			return err
@@ -289,6 +293,19 @@ type rotation struct {
 	writeErrs  uint64 // failed appends before the cut
 }
 
+// cutAt takes a snapshot's cut (store.FreezeCOW running fn). A background
+// cut (gated) holds the store's command gate shared meanwhile, so that it
+// never falls inside a transaction (EXEC holds the gate exclusively).
+// Snapshot (SAVE) runs inside a command, which holds the gate already, and
+// SAVE is refused inside MULTI.
+func cutAt(store *keyspace.Store, gated bool, fn func() error) (*keyspace.Frozen, error) {
+	if gated {
+		store.Shared()
+		defer store.SharedDone()
+	}
+	return store.FreezeCOW(fn)
+}
+
 // rotate runs inside store.Freeze: it writes the buffered records. If the
 // current generation then holds no record, the cut keeps it (the
 // snapshot's next generation is the current one). Otherwise it closes the
@@ -310,6 +327,11 @@ func (d *DB) rotate(next *nextAOF) (rotation, error) {
 	}
 	if err := d.failure(); err != nil {
 		return rotation{}, err
+	}
+	if d.tx != txNone {
+		// The callers keep cuts out of transactions (tx.go): a cut here
+		// would split a unit across generations.
+		return rotation{}, errors.New("persist: internal error: snapshot cut inside a transaction")
 	}
 	if d.off == aofHeaderSize {
 		// Nothing after the header (its header was fsynced when it was

@@ -107,6 +107,7 @@ func index(tab *command.Table) []byte {
 		{"HyperLogLog", group(command.GroupHyperLogLog)},
 		{"Strings", group(command.GroupString)},
 		{"Keys", group(command.GroupGeneric)},
+		{"Transactions", group(command.GroupTransactions)},
 		{"Connection", group(command.GroupConnection)},
 		{"Server", group(command.GroupServer)},
 		{"Internal (log records: recovery and the follower run them; clients get \"unknown command\")",
