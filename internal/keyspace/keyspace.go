@@ -66,6 +66,11 @@ type shard struct {
 	// it exclusive, so it is reused rather than allocated by every Update
 	// (a *Txn passed to an unknown fn would otherwise escape to the heap).
 	tx Txn
+	// exp maps the keys that have an expire time to it, in Unix ms
+	// (expire.go); nil until the shard's first one. cowExp is cow's
+	// counterpart: the expire times at the cut of the keys cow holds.
+	exp    map[string]int64
+	cowExp map[string]int64
 }
 
 // Store is a sharded, concurrency-safe key space. The zero value is not
@@ -83,6 +88,13 @@ type Store struct {
 	_    [56]byte
 	// cmd is the command gate (gate.go).
 	cmd sync.RWMutex
+	// Expiry (expire.go): the clock (nil: the wall clock), whether
+	// recovery is loading (nothing expires), the count of expired keys
+	// and the active-expiry cycle's next shard.
+	clock        func() int64
+	loading      atomic.Bool
+	expiredKeys  atomic.Uint64
+	expireCursor atomic.Uint32
 }
 
 // WriteGater is implemented by a Logger that can refuse writes as a whole,
@@ -127,6 +139,10 @@ func (s *Store) View(key []byte, fn func(v Value)) {
 	sh := s.shardOf(key)
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
+	if s.expired(sh, string(key), s.Now()) {
+		fn(nil)
+		return
+	}
 	fn(sh.m[string(key)])
 }
 
@@ -161,6 +177,9 @@ func (t *Txn) Set(v Value) {
 // Delete removes the key.
 func (t *Txn) Delete() {
 	delete(t.sh.m, string(t.Key))
+	if len(t.sh.exp) != 0 {
+		delete(t.sh.exp, string(t.Key))
+	}
 	t.Value = nil
 	t.set = true
 }
@@ -214,14 +233,22 @@ func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
 	defer sh.mu.Unlock()
 	// Account for the key's entry as fn leaves it (measured before the
 	// copy-on-write clone, which may differ in size), even if fn panics.
+	// An expired key is deleted first (lazy expiry), logged as DEL.
+	var expSeq uint64
+	if s.expired(sh, string(key), s.Now()) {
+		var err error
+		if expSeq, err = s.expireLocked(sh, string(key)); err != nil {
+			return 0, err
+		}
+	}
 	v := sh.m[string(key)]
-	before := entryUsage(key, v)
+	before := entryUsage(key, v) + sh.expireUsage(string(key))
 	if sh.cow != nil {
 		sh.preserve(key)
 		v = sh.m[string(key)]
 	}
 	tx := &sh.tx
-	*tx = Txn{Key: key, Value: v, sh: sh, store: s, rec: tx.rec}
+	*tx = Txn{Key: key, Value: v, sh: sh, store: s, rec: tx.rec, seq: expSeq}
 	defer func() {
 		if tx.set {
 			v = sh.m[string(key)]
@@ -229,7 +256,7 @@ func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
 		if tx.set || tx.logged {
 			sh.touch(string(key))
 		}
-		s.addUsed(before, entryUsage(key, v))
+		s.addUsed(before, entryUsage(key, v)+sh.expireUsage(string(key)))
 		// Drop the references to this call's key and value.
 		tx.Key, tx.Value, tx.err = nil, nil, nil
 	}()
@@ -247,6 +274,9 @@ func (sh *shard) preserve(key []byte) {
 	k := string(key)
 	old := sh.m[k]
 	sh.cow[k] = old
+	if t, ok := sh.exp[k]; ok && old != nil {
+		sh.cowExp[k] = t
+	}
 	if old != nil {
 		sh.m[k] = old.Clone()
 	}
@@ -258,17 +288,22 @@ func (sh *shard) preserveAll() {
 	for k, v := range sh.m {
 		if _, saved := sh.cow[k]; !saved {
 			sh.cow[k] = v
+			if t, ok := sh.exp[k]; ok {
+				sh.cowExp[k] = t
+			}
 		}
 	}
 }
 
-// Len returns the number of keys.
+// Len returns the number of keys (expired keys not yet deleted do not
+// count). Cost: O(shards + keys with an expire time).
 func (s *Store) Len() int {
 	n := 0
+	now := s.Now()
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
-		n += len(sh.m)
+		n += len(sh.m) - s.expiredIn(sh, now)
 		sh.mu.RUnlock()
 	}
 	return n
@@ -278,11 +313,12 @@ func (s *Store) Len() int {
 // Match), sorted.
 func (s *Store) Keys(pattern string) []string {
 	var out []string
+	now := s.Now()
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
 		for k := range sh.m {
-			if Match(pattern, k) {
+			if Match(pattern, k) && !s.expired(sh, k, now) {
 				out = append(out, k)
 			}
 		}
@@ -300,11 +336,15 @@ func (s *Store) Scan(cursor uint64, pattern, typeName string, count int) (next u
 		count = 10
 	}
 	i := cursor
+	now := s.Now()
 	for ; i < numShards && len(keys) < count; i++ {
 		sh := &s.shards[i]
 		sh.mu.RLock()
 		for k, v := range sh.m {
 			if pattern != "" && !Match(pattern, k) {
+				continue
+			}
+			if s.expired(sh, k, now) {
 				continue
 			}
 			if typeName != "" && v.TypeName() != typeName {
@@ -320,10 +360,12 @@ func (s *Store) Scan(cursor uint64, pattern, typeName string, count int) (next u
 	return i, keys
 }
 
-// Entry is a key and its value.
+// Entry is a key, its value and its expire time.
 type Entry struct {
 	Key   string
 	Value Value
+	// Expire is the key's expire time in Unix milliseconds, 0 if none.
+	Expire int64
 }
 
 // Freeze takes every shard's write lock, runs fn (for example to rotate the
@@ -346,7 +388,7 @@ func (s *Store) Freeze(fn func() error) ([]Entry, error) {
 	var out []Entry
 	for i := range s.shards {
 		for k, v := range s.shards[i].m {
-			out = append(out, Entry{Key: k, Value: v.Clone()})
+			out = append(out, Entry{Key: k, Value: v.Clone(), Expire: s.shards[i].exp[k]})
 		}
 	}
 	return out, nil
@@ -388,6 +430,7 @@ func (s *Store) FreezeCOW(fn func() error) (*Frozen, error) {
 	}
 	for i := range s.shards {
 		s.shards[i].cow = make(map[string]Value)
+		s.shards[i].cowExp = make(map[string]int64)
 	}
 	return &Frozen{s: s}, nil
 }
@@ -406,12 +449,12 @@ func (f *Frozen) Entries() []Entry {
 		}
 		for k, v := range sh.m {
 			if _, saved := sh.cow[k]; !saved {
-				out = append(out, Entry{Key: k, Value: v})
+				out = append(out, Entry{Key: k, Value: v, Expire: sh.exp[k]})
 			}
 		}
 		for k, v := range sh.cow {
 			if v != nil {
-				out = append(out, Entry{Key: k, Value: v})
+				out = append(out, Entry{Key: k, Value: v, Expire: sh.cowExp[k]})
 			}
 		}
 		sh.mu.RUnlock()
@@ -429,7 +472,7 @@ func (f *Frozen) Release() {
 	for i := range f.s.shards {
 		sh := &f.s.shards[i]
 		sh.mu.Lock()
-		sh.cow = nil
+		sh.cow, sh.cowExp = nil, nil
 		sh.mu.Unlock()
 	}
 }
@@ -450,6 +493,7 @@ func (s *Store) Flush(fn func()) {
 			s.shards[i].preserveAll()
 		}
 		s.shards[i].m = make(map[string]Value)
+		s.shards[i].exp = nil
 		s.shards[i].mu.Unlock()
 	}
 }
@@ -479,6 +523,7 @@ func (s *Store) FlushLog(args ...[]byte) (seq uint64, err error) {
 			s.shards[i].preserveAll()
 		}
 		s.shards[i].m = make(map[string]Value)
+		s.shards[i].exp = nil
 	}
 	s.used.Store(0)
 	return seq, nil
@@ -515,7 +560,7 @@ func (s *Store) MemoryUsage() uint64 {
 		sh := &s.shards[i]
 		sh.mu.RLock()
 		for k, v := range sh.m {
-			n += uint64(len(k)) + v.MemoryUsage()
+			n += uint64(len(k)) + v.MemoryUsage() + sh.expireUsage(k)
 		}
 		sh.mu.RUnlock()
 	}

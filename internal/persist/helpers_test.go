@@ -65,6 +65,7 @@ func (md *model) replay(args [][]byte) error {
 		md.m[rec[1]] += rec[2]
 	case len(rec) == 2 && rec[0] == "DEL":
 		delete(md.m, rec[1])
+	case len(rec) == 3 && rec[0] == "PEXPIREAT": // recorded only
 	default:
 		return fmt.Errorf("unknown record %q", rec)
 	}

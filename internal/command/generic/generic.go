@@ -36,6 +36,7 @@ const (
 func Register(t *command.Table, cfg *config.Registry) {
 	_ = cfg
 	t.Add(specs()...)
+	t.Add(expireSpecs()...)
 }
 
 // lower returns b lowercased as a string (option keywords).

@@ -54,6 +54,53 @@ func specs() []*command.Spec {
 					}},
 				},
 			}},
+		{Name: "setex", Arity: 4, Flags: w | deny, ACL: command.ACLString, Handler: setex("setex", true),
+			Keys: []command.KeySpec{{Flags: command.KeyOW | command.KeyUpdate, Begin: 1}},
+			Doc: command.Doc{
+				Summary: "Set the value and expiration of a key", Since: "2.0.0", Group: command.GroupString,
+				Complexity: "O(1)",
+				Args: []command.Arg{
+					{Name: "key", Type: command.ArgKey},
+					{Name: "seconds", Type: command.ArgInteger},
+					{Name: "value", Type: command.ArgString},
+				},
+			}},
+		{Name: "psetex", Arity: 4, Flags: w | deny, ACL: command.ACLString, Handler: setex("psetex", false),
+			Keys: []command.KeySpec{{Flags: command.KeyOW | command.KeyUpdate, Begin: 1}},
+			Doc: command.Doc{
+				Summary: "Set the value and expiration in milliseconds of a key", Since: "2.6.0", Group: command.GroupString,
+				Complexity: "O(1)",
+				Args: []command.Arg{
+					{Name: "key", Type: command.ArgKey},
+					{Name: "milliseconds", Type: command.ArgInteger},
+					{Name: "value", Type: command.ArgString},
+				},
+			}},
+		{Name: "getex", Arity: -2, Flags: w | fast, ACL: command.ACLString, Handler: getex,
+			Keys: []command.KeySpec{{Notes: "RW and UPDATE because it changes the TTL", Flags: command.KeyRW | command.KeyAccess | command.KeyUpdate, Begin: 1}},
+			Doc: command.Doc{
+				Summary: "Get the value of a key and optionally set its expiration", Since: "6.2.0", Group: command.GroupString,
+				Complexity: "O(1)",
+				Args: []command.Arg{
+					{Name: "key", Type: command.ArgKey},
+					{Name: "expiration", Type: command.ArgOneOf, Flags: command.ArgOptional, Args: []command.Arg{
+						{Name: "seconds", Type: command.ArgInteger, Token: "EX"},
+						{Name: "milliseconds", Type: command.ArgInteger, Token: "PX"},
+						{Name: "unix-time-seconds", Type: command.ArgUnixTime, Token: "EXAT"},
+						{Name: "unix-time-milliseconds", Type: command.ArgUnixTime, Token: "PXAT"},
+						{Name: "persist", Type: command.ArgPureToken, Token: "PERSIST"},
+					}},
+				},
+			}},
+		{Name: "getdel", Arity: 2, Flags: w | fast, ACL: command.ACLString, Handler: getdel,
+			Keys: []command.KeySpec{{Flags: command.KeyRW | command.KeyAccess | command.KeyDelete, Begin: 1}},
+			Doc: command.Doc{
+				Summary: "Get the value of a key and delete the key", Since: "6.2.0", Group: command.GroupString,
+				Complexity: "O(1)",
+				Args: []command.Arg{
+					{Name: "key", Type: command.ArgKey},
+				},
+			}},
 		{Name: "append", Arity: 3, Flags: w | deny | fast, ACL: command.ACLString, Handler: appendCmd,
 			Keys: []command.KeySpec{{Flags: command.KeyRW | command.KeyInsert, Begin: 1}},
 			Doc: command.Doc{
