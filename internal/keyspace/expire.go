@@ -112,7 +112,7 @@ func (t *Txn) Expire() int64 {
 	if t.Value == nil {
 		return 0
 	}
-	return t.sh.exp[string(t.Key)]
+	return t.sh.expireOf(string(t.Key))
 }
 
 // SetExpire sets the key's expire time to ms (Unix milliseconds); ms ≤ 0
@@ -125,18 +125,36 @@ func (t *Txn) SetExpire(ms int64) {
 	if t.Value == nil {
 		return
 	}
-	k := string(t.Key)
+	t.sh.setExpire(string(t.Key), ms)
+	t.set = true
+}
+
+// expireOf returns key's expire time, 0 if none. The caller holds sh.mu.
+// (For code inside the package that moves keys between shards, e.g. a
+// rename: read it here, clear it with setExpire(k, 0) on the source and
+// set it on the destination, and count expireUsage before and after in
+// Used; check expired/expireLocked first so an expired key is not moved.)
+func (sh *shard) expireOf(key string) int64 {
+	if len(sh.exp) == 0 {
+		return 0
+	}
+	return sh.exp[key]
+}
+
+// setExpire sets key's expire time to ms, or removes it for ms ≤ 0. The
+// caller holds sh.mu for writing, keeps Used in step (expireUsage) and
+// never sets a time on a key the shard does not hold.
+func (sh *shard) setExpire(key string, ms int64) {
 	if ms <= 0 {
-		if len(t.sh.exp) != 0 {
-			delete(t.sh.exp, k)
+		if len(sh.exp) != 0 {
+			delete(sh.exp, key)
 		}
 		return
 	}
-	if t.sh.exp == nil {
-		t.sh.exp = make(map[string]int64)
+	if sh.exp == nil {
+		sh.exp = make(map[string]int64)
 	}
-	t.sh.exp[k] = ms
-	t.set = true
+	sh.exp[key] = ms
 }
 
 // Now is the store's clock (Store.Now), for fn's expiry arithmetic.
