@@ -1,0 +1,193 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/probly/probly/internal/testutil"
+)
+
+var usedMemoryRE = regexp.MustCompile(`(?m)^used_memory:(\d+)\r?$`)
+
+// usedMemory reads INFO used_memory (no key is accessed).
+func usedMemory(t *testing.T, c *redis.Client) uint64 {
+	t.Helper()
+	info, err := c.Info(context.Background(), "memory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := usedMemoryRE.FindStringSubmatch(info)
+	if m == nil {
+		t.Fatalf("no used_memory in %q", info)
+	}
+	n, _ := strconv.ParseUint(m[1], 10, 64)
+	return n
+}
+
+// TestExpiryMemoryFallsBack is the acceptance test of issue 15 (expiry):
+// keys with random TTLs of 1–3 s are written on top of a baseline data set
+// and never accessed again; within 10 s after the last TTL, used_memory is
+// back within 10 % of its value before them (active expiry alone), and
+// none of the keys reappears after a restart. 50k keys by default, 1M
+// with PROBLY_FULL=1.
+func TestExpiryMemoryFallsBack(t *testing.T) {
+	n := 50_000
+	if testutil.FullEnabled() {
+		n = 1_000_000
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := runApp(t, Options{Dir: dir}, true)
+	c := newClient(t, s.addr, nil)
+	// The baseline: a Bloom filter of about 1.8 MB and a few strings.
+	if err := c.Do(ctx, "BF.RESERVE", "base", "0.001", "1000000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		c.Set(ctx, fmt.Sprint("keep-", i), "value", 0)
+	}
+	base := usedMemory(t, c)
+
+	r := rand.New(rand.NewPCG(15, 2))
+	var lastTTL time.Time
+	const batch = 10_000
+	for i := 0; i < n; i += batch {
+		p := c.Pipeline()
+		maxPX := 0
+		for j := i; j < min(i+batch, n); j++ {
+			px := 1000 + r.IntN(2001)
+			maxPX = max(maxPX, px)
+			p.Do(ctx, "SET", fmt.Sprint("ttl-", j), "some value of a key that expires", "PX", px)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Every key of the batch was set before now: it expires by now+maxPX.
+		if d := time.Now().Add(time.Duration(maxPX) * time.Millisecond); d.After(lastTTL) {
+			lastTTL = d
+		}
+	}
+	peak := usedMemory(t, c)
+	t.Logf("%d keys: used_memory %d before, %d with the keys", n, base, peak)
+	if peak < base+uint64(n)*40 {
+		t.Fatalf("used_memory %d did not grow by the keys (base %d)", peak, base)
+	}
+	limit := base + base/10
+	var used uint64
+	ok := testutil.Eventually(t, time.Until(lastTTL.Add(10*time.Second)), func() bool {
+		used = usedMemory(t, c)
+		return used <= limit
+	})
+	back := time.Since(lastTTL)
+	if !ok {
+		t.Fatalf("used_memory %d, above %d, 10 s after the last TTL", used, limit)
+	}
+	t.Logf("used_memory %d (≤ %d) %v after the last TTL", used, limit, back.Round(time.Millisecond))
+
+	// None reappears after a restart (the AOF replays the SETs and the
+	// DELs active expiry logged).
+	s.stop(t)
+	s = runApp(t, Options{Dir: dir}, true)
+	c = newClient(t, s.addr, nil)
+	if got := c.DBSize(ctx).Val(); got != 101 {
+		t.Fatalf("DBSIZE %d after the restart, want 101", got)
+	}
+	if ks, _, err := c.Scan(ctx, 0, "ttl-*", 1_000_000).Result(); err != nil || len(ks) != 0 {
+		t.Fatalf("after the restart: %d ttl keys (%v)", len(ks), err)
+	}
+	if used := usedMemory(t, c); used > limit {
+		t.Fatalf("used_memory %d after the restart, above %d", used, limit)
+	}
+}
+
+// ttlState is what a key's expiry looks like from a client: its absolute
+// expire time in ms (PEXPIRETIME: -2 missing, -1 none) and its value's
+// type.
+func ttlState(t *testing.T, c *redis.Client, keys []string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]string{}
+	for _, k := range keys {
+		at, err := c.Do(ctx, "PEXPIRETIME", k).Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[k] = c.Type(ctx, k).Val() + "@" + strconv.FormatInt(at, 10)
+	}
+	return out
+}
+
+// TestExpiryRestart: after a restart from the AOF and after one from a
+// snapshot, live keys of every type keep their absolute expire times,
+// keys that expired before the stop, and keys whose time passed while the
+// server was down, are gone, and keys without a time keep none.
+func TestExpiryRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := runApp(t, Options{Dir: dir}, true)
+	c := newClient(t, s.addr, nil)
+	do := func(args ...any) {
+		t.Helper()
+		if err := c.Do(ctx, args...).Err(); err != nil && err != redis.Nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	keys := []string{"str", "bf", "cf", "hll", "plain", "short", "down", "persisted", "renewed"}
+	do("SET", "str", "v", "EX", "1000")
+	do("BF.ADD", "bf", "x")
+	do("EXPIRE", "bf", "2000")
+	do("BF.ADD", "bf", "y") // keeps it
+	do("CF.ADD", "cf", "x")
+	do("PEXPIREAT", "cf", time.Now().Add(time.Hour).UnixMilli())
+	do("PFADD", "hll", "a")
+	do("EXPIRE", "hll", "3000")
+	do("PFADD", "hll", "b", "c") // sparse: logged as SET … KEEPTTL
+	do("SET", "plain", "v")
+	do("SET", "short", "v", "PX", "200")
+	do("SETEX", "persisted", "100", "v")
+	do("PERSIST", "persisted")
+	do("SET", "renewed", "v", "EX", "1")
+	do("SET", "renewed", "w") // clears it
+	if !testutil.Eventually(t, 10*time.Second, func() bool { return c.Exists(ctx, "short").Val() == 0 }) {
+		t.Fatal("short did not expire")
+	}
+	downAt := time.Now().Add(1500 * time.Millisecond)
+	do("PEXPIREAT", "down", downAt.UnixMilli()) // no such key: nothing
+	do("SET", "down", "v", "PXAT", downAt.UnixMilli())
+	want := ttlState(t, c, keys)
+	want["down"] = "none@-2"
+	if want["short"] != "none@-2" || want["plain"] != "string@-1" || want["persisted"] != "string@-1" || want["renewed"] != "string@-1" {
+		t.Fatalf("before the restart: %v", want)
+	}
+
+	for _, how := range []string{"AOF", "snapshot"} {
+		s.stop(t)
+		// Wait until down's time has passed, with the server stopped.
+		testutil.Eventually(t, 10*time.Second, func() bool { return time.Now().After(downAt.Add(10 * time.Millisecond)) })
+		s = runApp(t, Options{Dir: dir}, true)
+		c = newClient(t, s.addr, nil)
+		if got := ttlState(t, c, keys); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("after a restart from the %s:\n got %v\nwant %v", how, got, want)
+		}
+		if how == "AOF" {
+			// Next round: the same keys from dump.pdb alone, plus one
+			// that expires while the server is down again.
+			downAt = time.Now().Add(1500 * time.Millisecond)
+			do("SET", "down", "v", "PXAT", downAt.UnixMilli())
+			if err := c.Save(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	info := c.Info(ctx, "keyspace").Val()
+	if !regexp.MustCompile(`db0:keys=7,expires=4,avg_ttl=\d+`).MatchString(info) {
+		t.Fatalf("INFO keyspace: %q", info)
+	}
+}
