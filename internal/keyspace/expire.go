@@ -75,6 +75,13 @@ func (s *Store) expired(sh *shard, key string, now int64) bool {
 	return ok && now > t && !s.loading.Load()
 }
 
+// expiredNow is expired at the store's clock, which it reads only when
+// the shard has expire times (no clock read on the hot path of a store
+// without any).
+func (s *Store) expiredNow(sh *shard, key string) bool {
+	return len(sh.exp) != 0 && s.expired(sh, key, s.Now())
+}
+
 // expireLocked deletes key, which has expired, logging "DEL key". The
 // caller holds sh.mu for writing. If the log refuses the record the key
 // stays (still invisible: it has expired) and the error is returned, so
@@ -167,7 +174,7 @@ func (s *Store) ExpireOf(key []byte) (ms int64, ok bool) {
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
 	k := string(key)
-	if sh.m[k] == nil || s.expired(sh, k, s.Now()) {
+	if sh.m[k] == nil || s.expiredNow(sh, k) {
 		return 0, false
 	}
 	return sh.exp[k], true

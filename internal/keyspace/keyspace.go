@@ -14,9 +14,14 @@
 // first write to each key clones that key's value (copy-on-write), so the
 // snapshot keeps reading the values as they were at the cut.
 //
+// Expiry (expire.go): a key may have an absolute expire time; an expired
+// key is invisible to every read and is deleted (and logged as DEL) by the
+// next Update of it or by the active-expiry cycle.
+//
 // Memory accounting: Used is the exact live total that MemoryUsage would
 // compute by walking every key (Σ key length + value MemoryUsage over the
-// live keys), kept as one atomic counter. Update adds the difference
+// stored keys, plus 32 + key length per expire time), kept as one atomic
+// counter. Update adds the difference
 // between the key's entry before and after its fn (so in-place growth,
 // creation, deletion and a copy-on-write clone are all counted); Flush and
 // FlushLog reset it. This requires that values change only inside Update
@@ -139,7 +144,7 @@ func (s *Store) View(key []byte, fn func(v Value)) {
 	sh := s.shardOf(key)
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
-	if s.expired(sh, string(key), s.Now()) {
+	if s.expiredNow(sh, string(key)) {
 		fn(nil)
 		return
 	}
@@ -235,7 +240,7 @@ func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
 	// copy-on-write clone, which may differ in size), even if fn panics.
 	// An expired key is deleted first (lazy expiry), logged as DEL.
 	var expSeq uint64
-	if s.expired(sh, string(key), s.Now()) {
+	if s.expiredNow(sh, string(key)) {
 		var err error
 		if expSeq, err = s.expireLocked(sh, string(key)); err != nil {
 			return 0, err
@@ -546,7 +551,8 @@ func (s *Store) addUsed(before, after uint64) {
 	}
 }
 
-// Used returns Σ key length + value MemoryUsage over the live keys, the
+// Used returns Σ key length + value MemoryUsage over the stored keys (plus
+// each expire time's cost, see expire.go), the
 // total MemoryUsage computes, in O(1): it is maintained by every Update,
 // Flush and FlushLog. A change is visible once its Update has returned.
 func (s *Store) Used() uint64 { return s.used.Load() }

@@ -1,6 +1,7 @@
-// Package str implements the binary-safe Redis string commands GET, SET,
-// APPEND, SETRANGE, GETRANGE (and its old name SUBSTR) and STRLEN with
-// Redis 7 replies and error strings. A Redis HyperLogLog is an ordinary
+// Package str implements the binary-safe Redis string commands GET, SET
+// (with EX, PX, EXAT, PXAT, KEEPTTL, NX, XX, GET), SETEX, PSETEX, GETEX,
+// GETDEL, APPEND, SETRANGE, GETRANGE (and its old name SUBSTR) and STRLEN
+// with Redis 7 replies and error strings. A Redis HyperLogLog is an ordinary
 // string (spec redis-compat.md §4.2), so these commands read and write HLL
 // values too: GET returns an HLL's exact bytes, SET installs bytes taken
 // from Redis, and SETRANGE/APPEND can corrupt one (the PF* commands detect
@@ -11,11 +12,6 @@
 //
 // Differences from Redis:
 //
-//   - probly has no key expiry. SET accepts KEEPTTL (a no-op: no key has a
-//     TTL) and validates EX/PX/EXAT/PXAT exactly as Redis does (syntax,
-//     "value is not an integer or out of range", "invalid expire time in
-//     'set' command"), but a valid expiry is refused with
-//     "ERR probly does not support key expiry" instead of being applied.
 //   - No string may grow past strval.MaxLen (512 MiB), nor past a lower
 //     proto-max-bulk-len setting: APPEND and SETRANGE answer
 //     "ERR string exceeds maximum allowed size (proto-max-bulk-len)" as
@@ -31,6 +27,11 @@
 // reproduces the state byte for byte:
 //
 //	SET key value            (options dropped: their effect is decided)
+//	SET key value PXAT ms    (SET with EX/PX/EXAT/PXAT, SETEX, PSETEX: absolute time)
+//	SET key value KEEPTTL    (SET … KEEPTTL: the key keeps its expire time)
+//	PEXPIREAT key ms         (GETEX with a time)
+//	PERSIST key              (GETEX PERSIST that removed a time)
+//	DEL key                  (GETDEL; GETEX with an EXAT/PXAT time not in the future)
 //	APPEND key chunk         (not logged when chunk is empty and the key exists)
 //	SETRANGE key offset value (not logged when value is empty: no change)
 //
@@ -529,15 +530,7 @@ func getex(c *command.Ctx) {
 		c.R.Error(errSyntax)
 		return
 	}
-	c.Update(key, func(tx *keyspace.Txn) string {
-		s, st := command.As[*strval.String](tx.Value)
-		switch st {
-		case command.KeyMissing:
-			c.R.Null()
-			return ""
-		case command.KeyWrongType:
-			return errWrongType
-		}
+	updateString(c, key, func(tx *keyspace.Txn, s *strval.String) string {
 		var when int64
 		if f.expire != nil {
 			var msg string
@@ -569,9 +562,10 @@ func getex(c *command.Ctx) {
 	})
 }
 
-// GETDEL key: GET, then delete the key (logged as "DEL key").
-func getdel(c *command.Ctx) {
-	key := c.Args[1]
+// updateString runs fn on the string at key in a write transaction
+// (Ctx.Update); a missing key is answered nil and a key of another type
+// WRONGTYPE, without calling fn.
+func updateString(c *command.Ctx, key []byte, fn func(tx *keyspace.Txn, s *strval.String) string) {
 	c.Update(key, func(tx *keyspace.Txn) string {
 		s, st := command.As[*strval.String](tx.Value)
 		switch st {
@@ -581,6 +575,14 @@ func getdel(c *command.Ctx) {
 		case command.KeyWrongType:
 			return errWrongType
 		}
+		return fn(tx, s)
+	})
+}
+
+// GETDEL key: GET, then delete the key (logged as "DEL key").
+func getdel(c *command.Ctx) {
+	key := c.Args[1]
+	updateString(c, key, func(tx *keyspace.Txn, s *strval.String) string {
 		if tx.Log(recDel, key) != nil {
 			return ""
 		}
