@@ -298,8 +298,22 @@ func (s *Store) expireBatch(sh *shard) (deleted int, more bool) {
 	return deleted, true
 }
 
+// flusher is implemented by a Logger that buffers records until a caller
+// waits for them (persist.DB with BufferAppends): the active cycle, which
+// has no client to wait for, flushes its DEL records itself.
+type flusher interface{ Flush() error }
+
+// flushLog writes the logger's buffered records, if it buffers any. A
+// write error is the logger's to report (it refuses later writes).
+func (s *Store) flushLog() {
+	if f, ok := s.log.(flusher); ok {
+		_ = f.Flush()
+	}
+}
+
 // StartActiveExpire runs ExpireCycle every 100 ms with a 25 ms budget
-// (Redis's default hz 10 and effort) in a new goroutine, until stop is
+// (Redis's default hz 10 and effort) in a new goroutine, flushing the
+// logger after a cycle that deleted keys (see flusher), until stop is
 // called; stop waits for a running cycle to end and may be called more
 // than once. It is what makes memory fall back when expired keys are never
 // accessed again.
@@ -314,7 +328,9 @@ func (s *Store) StartActiveExpire() (stop func()) {
 			case <-quit:
 				return
 			case <-t.C:
-				s.ExpireCycle(activeExpireBudget)
+				if s.ExpireCycle(activeExpireBudget) > 0 {
+					s.flushLog()
+				}
 			}
 		}
 	}()

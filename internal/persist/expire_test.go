@@ -1,14 +1,17 @@
 package persist
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/testutil"
 )
 
 // Expire times in the fixture: far in the future (2100-01-01) and long
@@ -130,5 +133,25 @@ func TestExpirySnapshotRoundTrip(t *testing.T) {
 	// before it was taken: not loaded from it.
 	if got := expiryState(s2); got != "later=5@0\nlive=1@4102444800000\nplain=2@4102444800001" {
 		t.Fatalf("after a second snapshot:\n%s", got)
+	}
+}
+
+// TestActiveExpiryFlushesLog: the active cycle's DEL records reach the AOF
+// file by themselves with BufferAppends, where no client waits for them
+// (the cycle flushes after deleting; the DB's own once-a-second write
+// would also get them there, within about a second).
+func TestActiveExpiryFlushesLog(t *testing.T) {
+	dir := t.TempDir()
+	db, s := openStore(t, dir, FsyncNo)
+	defer db.Close()
+	set(t, s, "gone", "1")
+	db.Wait(setExpire(t, s, "gone", fixturePast))
+	stop := s.StartActiveExpire()
+	defer stop()
+	path := aofPath(dir, db.Generation())
+	if !testutil.Eventually(t, 10*time.Second, func() bool {
+		return bytes.Contains(readFile(t, path), []byte("\x03DEL\x04gone"))
+	}) {
+		t.Fatal("the expiry's DEL never reached the AOF file")
 	}
 }
