@@ -91,6 +91,22 @@ func TestExpiryMemoryFallsBack(t *testing.T) {
 	}
 	t.Logf("used_memory %d (≤ %d) %v after the last TTL", used, limit, back.Round(time.Millisecond))
 
+	// Every key was reclaimed (all by the active cycle: none was accessed)
+	// and counted: INFO stats expired_keys and the metrics agree.
+	expiredRE := regexp.MustCompile(`(?m)^expired_keys:(\d+)\r?$`)
+	var expired string
+	if !testutil.Eventually(t, 20*time.Second, func() bool {
+		m := expiredRE.FindStringSubmatch(c.Info(ctx, "stats").Val())
+		expired = m[1]
+		return expired == strconv.Itoa(n)
+	}) {
+		t.Fatalf("expired_keys %s, want %d", expired, n)
+	}
+	vals, _ := scrape(t, s)
+	if vals["probly_expired_keys_total"] != float64(n) || vals["probly_keys_with_expiry"] != 0 {
+		t.Fatalf("metrics: expired %v, with expiry %v", vals["probly_expired_keys_total"], vals["probly_keys_with_expiry"])
+	}
+
 	// None reappears after a restart (the AOF replays the SETs and the
 	// DELs active expiry logged).
 	s.stop(t)
