@@ -33,6 +33,10 @@ const expireEntryCost = 32
 
 var delRecord = []byte("DEL")
 
+// ExpireUsage is what an expire time on key adds to Store.Used (and
+// MemoryUsage): expireEntryCost plus the key's length.
+func ExpireUsage(key []byte) uint64 { return expireEntryCost + uint64(len(key)) }
+
 // expireUsage is what key's expire time adds to Used (0 without one). The
 // caller holds sh.mu.
 func (sh *shard) expireUsage(key string) uint64 {

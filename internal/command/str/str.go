@@ -338,7 +338,11 @@ func setGeneric(c *command.Ctx, name string, key, val []byte, f setFlags) {
 			}
 			return ""
 		}
-		if !reserve(c, usageOf(key, tx.Value), usage(key, cap(nv.B))) {
+		after := usage(key, cap(nv.B))
+		if when != 0 {
+			after += keyspace.ExpireUsage(key) // counted in Used too
+		}
+		if !reserve(c, usageOf(key, tx.Value), after) {
 			return ""
 		}
 		var err error
