@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,7 +49,7 @@ func TestExpiryMemoryFallsBack(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := runApp(t, Options{Dir: dir}, true)
-	c := newClient(t, s.addr, nil)
+	c := newClient(t, s.addr, func(o *redis.Options) { o.ReadTimeout, o.WriteTimeout = time.Minute, time.Minute })
 	// The baseline: a Bloom filter of about 1.8 MB and a few strings.
 	if err := c.Do(ctx, "BF.RESERVE", "base", "0.001", "1000000").Err(); err != nil {
 		t.Fatal(err)
@@ -57,32 +59,70 @@ func TestExpiryMemoryFallsBack(t *testing.T) {
 	}
 	base := usedMemory(t, c)
 
-	r := rand.New(rand.NewPCG(15, 2))
+	// Writers on 8 connections, pipelines of 5000 SET … PX 1000–3000; a
+	// sampler records the highest used_memory meanwhile.
+	const writers, batch = 8, 5000
+	var mu sync.Mutex
 	var lastTTL time.Time
-	var peak uint64 // the highest used_memory seen while writing
-	const batch = 10_000
-	for i := 0; i < n; i += batch {
-		p := c.Pipeline()
-		maxPX := 0
-		for j := i; j < min(i+batch, n); j++ {
-			px := 1000 + r.IntN(2001)
-			maxPX = max(maxPX, px)
-			p.Do(ctx, "SET", fmt.Sprint("ttl-", j), "some value of a key that expires", "PX", px)
+	var peak atomic.Uint64
+	began := time.Now()
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if m := usedMemoryRE.FindStringSubmatch(c.Info(ctx, "memory").Val()); m != nil {
+				v, _ := strconv.ParseUint(m[1], 10, 64)
+				peak.Store(max(peak.Load(), v))
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
-		if _, err := p.Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
-		// Every key of the batch was set before now: it expires by now+maxPX.
-		if d := time.Now().Add(time.Duration(maxPX) * time.Millisecond); d.After(lastTTL) {
-			lastTTL = d
-		}
-		peak = max(peak, usedMemory(t, c))
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(15, uint64(w)))
+			for i := w * batch; i < n; i += writers * batch {
+				p := c.Pipeline()
+				maxPX := 0
+				for j := i; j < min(i+batch, n); j++ {
+					px := 1000 + r.IntN(2001)
+					maxPX = max(maxPX, px)
+					p.Do(ctx, "SET", fmt.Sprint("ttl-", j), "some value of a key that expires", "PX", px)
+				}
+				if _, err := p.Exec(ctx); err != nil {
+					errs <- err
+					return
+				}
+				// Every key of the batch was set before now: it expires by now+maxPX.
+				mu.Lock()
+				if d := time.Now().Add(time.Duration(maxPX) * time.Millisecond); d.After(lastTTL) {
+					lastTTL = d
+				}
+				mu.Unlock()
+			}
+		}()
 	}
-	t.Logf("%d keys: used_memory %d before, at most %d while writing them", n, base, peak)
-	// At least the last batch was there at once (the first ones may have
-	// expired meanwhile when writing is slow).
-	if peak < base+batch*40 {
-		t.Fatalf("used_memory %d did not grow by the keys (base %d)", peak, base)
+	wg.Wait()
+	close(done)
+	<-sampled
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %d keys in %v", n, time.Since(began).Round(time.Millisecond))
+	t.Logf("%d keys: used_memory %d before, at most %d while writing them", n, base, peak.Load())
+	// At least a batch per writer was there at once (the first ones may
+	// have expired meanwhile when writing is slow).
+	if peak.Load() < base+writers*batch*40 {
+		t.Fatalf("used_memory %d did not grow by the keys (base %d)", peak.Load(), base)
 	}
 	limit := base + base/10
 	var used uint64
