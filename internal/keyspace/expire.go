@@ -22,6 +22,7 @@ package keyspace
 // the key.
 
 import (
+	"maps"
 	"sync"
 	"time"
 )
@@ -166,6 +167,20 @@ func (sh *shard) setExpire(key string, ms int64) {
 		sh.exp = make(map[string]int64)
 	}
 	sh.exp[key] = ms
+	sh.expPeak = max(sh.expPeak, len(sh.exp))
+}
+
+// compactExpire replaces a shard's expire map that has shrunk to under a
+// quarter of its peak by a copy: Go maps never shrink, and the active
+// cycle's samples (a map iteration from a random slot) would otherwise
+// scan ever more empty slots to find live entries. The caller holds sh.mu
+// for writing.
+func (sh *shard) compactExpire() {
+	if sh.expPeak >= 256 && len(sh.exp)*4 < sh.expPeak {
+		m := make(map[string]int64, len(sh.exp)) // sized to what is left
+		maps.Copy(m, sh.exp)
+		sh.exp, sh.expPeak = m, len(m)
+	}
 }
 
 // Now is the store's clock (Store.Now), for fn's expiry arithmetic.
@@ -296,9 +311,11 @@ func (s *Store) expireBatch(sh *shard) (deleted int, more bool) {
 		}
 		clear(victims[:n])
 		if sampled == 0 || n*4 <= sampled {
+			sh.compactExpire()
 			return deleted, false
 		}
 	}
+	sh.compactExpire()
 	return deleted, true
 }
 

@@ -76,6 +76,9 @@ type shard struct {
 	// counterpart: the expire times at the cut of the keys cow holds.
 	exp    map[string]int64
 	cowExp map[string]int64
+	// expPeak is len(exp)'s highest value since exp was last rebuilt
+	// (compactExpire).
+	expPeak int
 }
 
 // Store is a sharded, concurrency-safe key space. The zero value is not
@@ -498,7 +501,7 @@ func (s *Store) Flush(fn func()) {
 			s.shards[i].preserveAll()
 		}
 		s.shards[i].m = make(map[string]Value)
-		s.shards[i].exp = nil
+		s.shards[i].exp, s.shards[i].expPeak = nil, 0
 		s.shards[i].mu.Unlock()
 	}
 }
@@ -528,7 +531,7 @@ func (s *Store) FlushLog(args ...[]byte) (seq uint64, err error) {
 			s.shards[i].preserveAll()
 		}
 		s.shards[i].m = make(map[string]Value)
-		s.shards[i].exp = nil
+		s.shards[i].exp, s.shards[i].expPeak = nil, 0
 	}
 	s.used.Store(0)
 	return seq, nil
