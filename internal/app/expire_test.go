@@ -252,3 +252,53 @@ func TestExpiryRestart(t *testing.T) {
 		t.Fatalf("INFO keyspace: %q", info)
 	}
 }
+
+// TestExpiryKill9: keys that expired before a kill -9 (whether or not the
+// DEL of their expiry reached the AOF) do not come back; live keys keep
+// their absolute times (appendfsync always: every acknowledged write is
+// durable).
+func TestExpiryKill9(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	ctx := context.Background()
+	for round := range 3 {
+		cmd := startChild(t, addr, dir, "always")
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		for i := range 20 {
+			k := fmt.Sprintf("live-%d-%d", round, i)
+			if err := c.Do(ctx, "SET", k, "v", "PXAT", 4102444800000+int64(i)).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Do(ctx, "PFADD", fmt.Sprintf("short-%d-%d", round, i), "x").Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Do(ctx, "PEXPIRE", fmt.Sprintf("short-%d-%d", round, i), 100+i).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !testutil.Eventually(t, 10*time.Second, func() bool {
+			return c.Exists(ctx, fmt.Sprintf("short-%d-19", round)).Val() == 0
+		}) {
+			t.Fatal("short keys did not expire")
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		c.Close()
+	}
+	cmd := startChild(t, addr, dir, "always")
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	ks, _, err := c.Scan(ctx, 0, "*", 1000).Result()
+	if err != nil || len(ks) != 60 {
+		t.Fatalf("after kill -9: %d keys (%v), want the 60 live ones", len(ks), err)
+	}
+	for round := range 3 {
+		for i := range 20 {
+			at := c.Do(ctx, "PEXPIRETIME", fmt.Sprintf("live-%d-%d", round, i)).Val()
+			if at != 4102444800000+int64(i) {
+				t.Fatalf("live-%d-%d expires at %v", round, i, at)
+			}
+		}
+	}
+}
