@@ -16,6 +16,14 @@ func specs() []*command.Spec {
 	const rangeComplexity = "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings."
 	rangeArgs := []command.Arg{{Name: "key", Type: command.ArgKey}, {Name: "start", Type: command.ArgInteger},
 		{Name: "end", Type: command.ArgInteger}}
+	// SETEX and PSETEX differ in their unit.
+	setexSpec := func(name, summary, since, unit string, seconds bool) *command.Spec {
+		return &command.Spec{Name: name, Arity: 4, Flags: w | deny, ACL: command.ACLString, Handler: setex(name, seconds),
+			Keys: []command.KeySpec{{Flags: command.KeyOW | command.KeyUpdate, Begin: 1}},
+			Doc: command.Doc{Summary: summary, Since: since, Group: command.GroupString, Complexity: "O(1)",
+				Args: []command.Arg{{Name: "key", Type: command.ArgKey}, {Name: unit, Type: command.ArgInteger},
+					{Name: "value", Type: command.ArgString}}}}
+	}
 	return []*command.Spec{
 		{Name: "get", Arity: 2, Flags: ro | fast, ACL: command.ACLString, Handler: get,
 			Keys: []command.KeySpec{{Flags: command.KeyRO | command.KeyAccess, Begin: 1}},
@@ -54,28 +62,8 @@ func specs() []*command.Spec {
 					}},
 				},
 			}},
-		{Name: "setex", Arity: 4, Flags: w | deny, ACL: command.ACLString, Handler: setex("setex", true),
-			Keys: []command.KeySpec{{Flags: command.KeyOW | command.KeyUpdate, Begin: 1}},
-			Doc: command.Doc{
-				Summary: "Set the value and expiration of a key", Since: "2.0.0", Group: command.GroupString,
-				Complexity: "O(1)",
-				Args: []command.Arg{
-					{Name: "key", Type: command.ArgKey},
-					{Name: "seconds", Type: command.ArgInteger},
-					{Name: "value", Type: command.ArgString},
-				},
-			}},
-		{Name: "psetex", Arity: 4, Flags: w | deny, ACL: command.ACLString, Handler: setex("psetex", false),
-			Keys: []command.KeySpec{{Flags: command.KeyOW | command.KeyUpdate, Begin: 1}},
-			Doc: command.Doc{
-				Summary: "Set the value and expiration in milliseconds of a key", Since: "2.6.0", Group: command.GroupString,
-				Complexity: "O(1)",
-				Args: []command.Arg{
-					{Name: "key", Type: command.ArgKey},
-					{Name: "milliseconds", Type: command.ArgInteger},
-					{Name: "value", Type: command.ArgString},
-				},
-			}},
+		setexSpec("setex", "Set the value and expiration of a key", "2.0.0", "seconds", true),
+		setexSpec("psetex", "Set the value and expiration in milliseconds of a key", "2.6.0", "milliseconds", false),
 		{Name: "getex", Arity: -2, Flags: w | fast, ACL: command.ACLString, Handler: getex,
 			Keys: []command.KeySpec{{Notes: "RW and UPDATE because it changes the TTL", Flags: command.KeyRW | command.KeyAccess | command.KeyUpdate, Begin: 1}},
 			Doc: command.Doc{
