@@ -135,6 +135,10 @@ func TestExpiryMemoryFallsBack(t *testing.T) {
 		t.Fatalf("used_memory %d, above %d, 10 s after the last TTL", used, limit)
 	}
 	t.Logf("used_memory %d (≤ %d) %v after the last TTL", used, limit, back.Round(time.Millisecond))
+	clientsRE := regexp.MustCompile(`(?m)^mem_clients_normal:(\d+)\r?$`)
+	if m := clientsRE.FindStringSubmatch(c.Info(ctx, "memory").Val()); m != nil {
+		t.Logf("of which client input buffers: %s", m[1])
+	}
 
 	// Every key was reclaimed (all by the active cycle: none was accessed)
 	// and counted: INFO stats expired_keys and the metrics agree.
