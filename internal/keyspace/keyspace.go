@@ -239,9 +239,8 @@ func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
 	sh := s.shardOf(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	// Account for the key's entry as fn leaves it (measured before the
-	// copy-on-write clone, which may differ in size), even if fn panics.
-	// An expired key is deleted first (lazy expiry), logged as DEL.
+	// An expired key is deleted first (lazy expiry), logged as DEL; if the
+	// log refuses the DEL, fn does not run.
 	var expSeq uint64
 	if s.expiredNow(sh, string(key)) {
 		var err error
@@ -249,6 +248,8 @@ func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
 			return 0, err
 		}
 	}
+	// Account for the key's entry as fn leaves it (measured before the
+	// copy-on-write clone, which may differ in size), even if fn panics.
 	v := sh.m[string(key)]
 	before := entryUsage(key, v) + sh.expireUsage(string(key))
 	if sh.cow != nil {
