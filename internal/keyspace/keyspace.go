@@ -228,8 +228,9 @@ func (t *Txn) Log(args ...[]byte) error {
 // If the logger's WriteGate (see WriteGater) refuses, fn does not run and
 // its error is returned. While a FreezeCOW cut is held, the key's value is
 // cloned before fn sees it, once per key. fn must not retain the *Txn.
-// Update does not allocate (beyond what fn does, and the key string when
-// fn creates the key).
+// An expired key is deleted (and logged) before fn runs; see expire.go.
+// Update does not allocate (beyond what fn does, a lazy expiry's record,
+// and the key string when fn creates the key).
 func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
 	if s.gate != nil {
 		if err := s.gate(); err != nil {
