@@ -175,6 +175,7 @@ func Run(ctx context.Context, o Options) error {
 	// allocation would be a fatal out-of-memory error.
 	command.SetAllocLimit(availableMemory())
 	replay := Replayer(table, cfg, store)
+	store.SetLoading(true) // nothing expires while the log replays (as Redis)
 	db, err := persist.Open(persist.Options{Dir: o.Dir, Fsync: o.AppendFsync, Logger: log,
 		// Redis's AOF buffer: the server writes it once per batch (Wait).
 		BufferAppends: true,
@@ -192,8 +193,11 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("%w: %w", ErrRecovery, err)
 	}
 	defer db.Close()
+	store.SetLoading(false)
 	log.Info("recovered", "dir", o.Dir, "keys", store.Len(), "aof_records", records, "took", time.Since(start).Round(time.Millisecond))
 	store.SetLogger(db)
+	stopExpiry := store.StartActiveExpire()
+	defer stopExpiry()
 	if err := auto.start(db, store); err != nil {
 		return err
 	}
@@ -233,6 +237,7 @@ func Run(ctx context.Context, o Options) error {
 		log.Error("shutdown", "err", err)
 	}
 	fol.close() // stops writing before the log closes
+	stopExpiry()
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("app: closing the log: %w", err)
 	}

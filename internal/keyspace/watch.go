@@ -24,12 +24,6 @@ type Watcher struct {
 	keys map[string]bool
 }
 
-// keyExpired reports whether key, in shard sh (lock held), holds a value
-// whose expiry time has passed but that is not deleted yet. Key expiry
-// sets it; nil means that keys never expire. As in Redis, EXEC treats a
-// watched key that expired after WATCH as changed (WatchedExpired).
-var keyExpired func(s *Store, sh *shard, key string) bool
-
 // Dirty reports whether a watched key changed since it was watched.
 func (w *Watcher) Dirty() bool { return w.dirty.Load() }
 
@@ -52,7 +46,7 @@ func (s *Store) Watch(w *Watcher, key []byte) {
 	}
 	sh := s.shardOf(key)
 	sh.mu.Lock()
-	w.keys[k] = keyExpired != nil && keyExpired(s, sh, k)
+	w.keys[k] = s.expiredNow(sh, k)
 	if sh.watch == nil {
 		sh.watch = make(map[string][]*Watcher)
 	}
@@ -92,16 +86,13 @@ func (s *Store) Unwatch(w *Watcher) {
 // isWatchedKeyExpired). EXEC treats that key as changed. Cost: one read
 // lock and expiry lookup per watched key; nothing without expiry.
 func (s *Store) WatchedExpired(w *Watcher) bool {
-	if keyExpired == nil {
-		return false
-	}
 	for k, before := range w.keys {
 		if before {
 			continue
 		}
 		sh := s.shardOf([]byte(k))
 		sh.mu.RLock()
-		exp := keyExpired(s, sh, k)
+		exp := s.expiredNow(sh, k)
 		sh.mu.RUnlock()
 		if exp {
 			return true

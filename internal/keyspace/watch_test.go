@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -81,25 +82,24 @@ func TestWatchFlush(t *testing.T) {
 // A watched key that expires after WATCH counts as changed at EXEC; one
 // that had already expired when it was watched does not (Redis).
 func TestWatchedExpired(t *testing.T) {
-	expired := map[string]bool{}
-	var mu sync.Mutex
-	keyExpired = func(_ *Store, _ *shard, key string) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return expired[key]
-	}
-	defer func() { keyExpired = nil }()
 	s := New(nil)
+	var now atomic.Int64
+	now.Store(1_000_000)
+	s.SetClock(now.Load)
+	// Active expiry is not running, so expired keys stay until accessed.
+	for key, at := range map[string]int64{"old": 999_000, "k": 1_005_000} {
+		s.Update([]byte(key), func(tx *Txn) {
+			tx.Set(wv{})
+			tx.SetExpire(at)
+		})
+	}
 	var w Watcher
-	expired["old"] = true
 	s.Watch(&w, []byte("old"))
 	s.Watch(&w, []byte("k"))
 	if s.WatchedExpired(&w) {
 		t.Fatal("a key already expired at WATCH counts as changed")
 	}
-	mu.Lock()
-	expired["k"] = true
-	mu.Unlock()
+	now.Store(1_006_000)
 	if !s.WatchedExpired(&w) {
 		t.Fatal("a key that expired after WATCH does not count as changed")
 	}

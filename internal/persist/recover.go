@@ -144,9 +144,21 @@ func (d *DB) recover(decode Decoder, load func(string, keyspace.Value) error, re
 		}
 	}
 
+	// A key whose expire time has passed is dropped; a live one's time is
+	// set by replaying its canonical record, PEXPIREAT key unix-ms.
+	now := time.Now().UnixMilli()
 	for _, e := range entries {
+		if e.expire != 0 && now > e.expire {
+			continue
+		}
 		if err := load(e.key, e.value); err != nil {
 			return fmt.Errorf("persist: load key %q from %s: %w", e.key, d.path(snapshotName), err)
+		}
+		if e.expire != 0 {
+			rec := [][]byte{[]byte("PEXPIREAT"), []byte(e.key), strconv.AppendInt(nil, e.expire, 10)}
+			if err := replay(rec); err != nil {
+				return fmt.Errorf("persist: set the expire time of key %q from %s: %w", e.key, d.path(snapshotName), err)
+			}
 		}
 	}
 	entries = nil

@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
 	"time"
@@ -481,6 +482,7 @@ func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.
 		pre = append(pre, e.Key...)
 		pre = binary.AppendUvarint(pre, uint64(len(typ)))
 		pre = append(pre, typ...)
+		pre = binary.AppendUvarint(pre, uint64(max(e.Expire, 0)))
 		var rh [snapRecHeader]byte
 		binary.LittleEndian.PutUint64(rh[:], uint64(len(pre)+len(data)))
 		binary.LittleEndian.PutUint32(rh[8:], crc32.Update(crc32c(pre), castagnoli, data))
@@ -519,8 +521,9 @@ type snapHeader struct {
 }
 
 type snapEntry struct {
-	key   string
-	value keyspace.Value
+	key    string
+	value  keyspace.Value
+	expire int64 // Unix ms, 0 = none (always 0 in a version 1 file)
 }
 
 // readSnapshot reads and fully verifies a snapshot, decoding every value.
@@ -555,8 +558,9 @@ func readSnapshot(path string, decode Decoder) (snapHeader, []snapEntry, error) 
 	if got, want := binary.LittleEndian.Uint32(hdr[36:]), crc32c(hdr[:36]); got != want {
 		return h, nil, corrupt(0, "header checksum mismatch (stored %08x, computed %08x)", got, want)
 	}
-	if v := binary.LittleEndian.Uint16(hdr[8:]); v != FormatVersion {
-		return h, nil, fmt.Errorf("%w: %s: snapshot format version %d (this build reads %d)", ErrVersion, path, v, FormatVersion)
+	version := binary.LittleEndian.Uint16(hdr[8:])
+	if version != FormatVersion && version != snapVersion1 {
+		return h, nil, fmt.Errorf("%w: %s: snapshot format version %d (this build reads %d and %d)", ErrVersion, path, version, snapVersion1, FormatVersion)
 	}
 	if fl := binary.LittleEndian.Uint16(hdr[10:]); fl != 0 {
 		return h, nil, fmt.Errorf("%w: %s: unknown snapshot flags %#04x", ErrVersion, path, fl)
@@ -608,6 +612,15 @@ func readSnapshot(path string, decode Decoder) (snapHeader, []snapEntry, error) 
 		}
 		typ := string(rest[k2 : k2+int(tlen)])
 		data := rest[k2+int(tlen):]
+		var expire uint64
+		if version >= 2 {
+			var k3 int
+			expire, k3 = binary.Uvarint(data)
+			if k3 <= 0 || expire > math.MaxInt64 {
+				return h, nil, corrupt(off, "entry %d (key %q): bad expire time", i, key)
+			}
+			data = data[k3:]
+		}
 		if i > 0 && key <= prev {
 			return h, nil, corrupt(off, "entry %d: key %q not after %q (keys must be unique and sorted)", i, key, prev)
 		}
@@ -619,7 +632,7 @@ func readSnapshot(path string, decode Decoder) (snapHeader, []snapEntry, error) 
 		if v == nil {
 			return h, nil, corrupt(off, "key %q: decoder returned no value for type %q", key, typ)
 		}
-		entries = append(entries, snapEntry{key: key, value: v})
+		entries = append(entries, snapEntry{key: key, value: v, expire: int64(expire)})
 		off += snapRecHeader + int64(n)
 	}
 	if off != end {
