@@ -29,6 +29,7 @@ import (
 	"github.com/probly/probly/internal/command/generic"
 	"github.com/probly/probly/internal/command/pf"
 	"github.com/probly/probly/internal/command/str"
+	"github.com/probly/probly/internal/command/topk"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/follow"
 	"github.com/probly/probly/internal/keyspace"
@@ -106,6 +107,7 @@ func Tables() (*command.Table, *config.Registry) {
 	bf.Register(t, cfg)
 	pf.Register(t, cfg)
 	cf.Register(t, cfg)
+	topk.Register(t, cfg)
 	follow.Register(t)
 	cfg.AcceptMemoryUnits(memoryUnitParams...)
 	return t, cfg
@@ -131,6 +133,8 @@ func init() {
 		}})
 	codec.Register(strval.TypeName, codec.Decoder{
 		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return strval.Unmarshal(data) }})
+	codec.Register(topk.TypeName, codec.Decoder{
+		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return topk.Unmarshal(data) }})
 }
 
 // Decode turns a snapshot record into a value by its type name, through
@@ -184,6 +188,7 @@ func Run(ctx context.Context, o Options) error {
 	// allocation would be a fatal out-of-memory error.
 	command.SetAllocLimit(availableMemory())
 	replay := Replayer(table, cfg, store)
+	store.SetLoading(true) // nothing expires while the log replays (as Redis)
 	db, err := persist.Open(persist.Options{Dir: o.Dir, Fsync: o.AppendFsync, Logger: log,
 		// Redis's AOF buffer: the server writes it once per batch (Wait).
 		BufferAppends: true,
@@ -201,8 +206,11 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("%w: %w", ErrRecovery, err)
 	}
 	defer db.Close()
+	store.SetLoading(false)
 	log.Info("recovered", "dir", o.Dir, "keys", store.Len(), "aof_records", records, "took", time.Since(start).Round(time.Millisecond))
 	store.SetLogger(db)
+	stopExpiry := store.StartActiveExpire()
+	defer stopExpiry()
 	if err := auto.start(db, store); err != nil {
 		return err
 	}
@@ -242,6 +250,7 @@ func Run(ctx context.Context, o Options) error {
 		log.Error("shutdown", "err", err)
 	}
 	fol.close() // stops writing before the log closes
+	stopExpiry()
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("app: closing the log: %w", err)
 	}

@@ -41,10 +41,12 @@ const (
 	KindCounting Kind = 4 // bloom.Counting
 	KindStable   Kind = 5 // bloom.Stable
 	KindSBBF     Kind = 6 // bloom.SBBF
+	// 7 is the count-min sketch's (issue 17, another branch).
+	KindTopK Kind = 8 // topk.Sketch
 )
 
 // String returns "classic", "scalable", "cuckoo", "counting", "stable",
-// "sbbf" or "kind#N".
+// "sbbf", "topk" or "kind#N".
 func (k Kind) String() string {
 	switch k {
 	case KindClassic:
@@ -59,6 +61,8 @@ func (k Kind) String() string {
 		return "stable"
 	case KindSBBF:
 		return "sbbf"
+	case KindTopK:
+		return "topk"
 	}
 	return fmt.Sprintf("kind#%d", uint8(k))
 }
@@ -72,6 +76,7 @@ const (
 	HashXXH3_64       = 3 // "xxh3-64", cuckoo: XXH3-64 with the seed
 	HashMurmur64A     = 4 // "murmur64a-single", cuckoo: MurmurHash64A with the seed
 	HashXXH64         = 5 // "xxh64", split-block: XXH64 with the seed (Parquet: seed 0)
+	HashMurmur2       = 6 // "murmur2", 32-bit MurmurHash2 (RedisBloom's count-min and top-k), seeds per structure
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -115,7 +120,7 @@ func PeekKind(data []byte) (Kind, error) {
 		return 0, err
 	}
 	k := Kind(data[5])
-	if k < KindClassic || k > KindSBBF {
+	if (k < KindClassic || k > KindSBBF) && k != KindTopK {
 		return 0, fmt.Errorf("%w: unknown kind %d", c.Format, data[5])
 	}
 	return k, nil
