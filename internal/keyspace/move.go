@@ -56,8 +56,10 @@ func (s *Store) shardIndex(key []byte) int {
 // (a key named twice gets the same *Txn twice). Every Txn may Set,
 // Delete and Log as in Update; a change to one key is visible to others
 // only together with all the others, when UpdateKeys returns. Memory
-// accounting (Used), copy-on-write cuts and change notification (touch)
-// are handled per key as Update does. It returns the highest sequence
+// accounting (Used, expire times included), copy-on-write cuts, change
+// notification (touch) and lazy expiry (an expired key is deleted and
+// logged as DEL first, so fn sees it missing) are handled per key as
+// Update does; Txn.Expire and SetExpire move expire times between keys. It returns the highest sequence
 // number logged and the first logging error; the logger's WriteGate is
 // asked first, as in Update. fn must not retain the Txns.
 //
@@ -70,6 +72,16 @@ func (s *Store) UpdateKeys(keys [][]byte, fn func(txs []*Txn)) (seq uint64, err 
 		}
 	}
 	defer s.lockShards(keys, true)()
+	var expSeq uint64
+	for _, k := range keys {
+		if sh := s.shardOf(k); s.expiredNow(sh, string(k)) {
+			q, err := s.expireLocked(sh, string(k))
+			if err != nil {
+				return 0, err
+			}
+			expSeq = max(expSeq, q)
+		}
+	}
 	txs := make([]*Txn, len(keys))
 	distinct := make([]*Txn, 0, len(keys))
 	before := make([]uint64, 0, len(keys))
@@ -81,12 +93,12 @@ func (s *Store) UpdateKeys(keys [][]byte, fn func(txs []*Txn)) (seq uint64, err 
 		}
 		sh := s.shardOf(k)
 		v := sh.m[string(k)]
-		before = append(before, entryUsage(k, v))
+		before = append(before, entryUsage(k, v)+sh.expireUsage(string(k)))
 		if sh.cow != nil {
 			sh.preserve(k)
 			v = sh.m[string(k)]
 		}
-		t := &Txn{Key: k, Value: v, sh: sh, store: s}
+		t := &Txn{Key: k, Value: v, sh: sh, store: s, seq: expSeq}
 		byKey[string(k)] = t
 		txs[i] = t
 		distinct = append(distinct, t)
@@ -97,7 +109,7 @@ func (s *Store) UpdateKeys(keys [][]byte, fn func(txs []*Txn)) (seq uint64, err 
 			if t.set || t.logged {
 				t.sh.touch(string(t.Key))
 			}
-			s.addUsed(before[j], entryUsage(t.Key, v))
+			s.addUsed(before[j], entryUsage(t.Key, v)+t.sh.expireUsage(string(t.Key)))
 			seq = max(seq, t.seq)
 			if err == nil {
 				err = t.err
@@ -109,31 +121,36 @@ func (s *Store) UpdateKeys(keys [][]byte, fn func(txs []*Txn)) (seq uint64, err 
 }
 
 // ViewKeys runs fn with the current values of keys (nil for a missing
-// key; vals[i] is keys[i]'s) under the read locks of all their shards at
+// or expired key; vals[i] is keys[i]'s) under the read locks of all their shards at
 // once, so the values are one consistent state. fn must not retain or
 // mutate them.
 func (s *Store) ViewKeys(keys [][]byte, fn func(vals []Value)) {
 	defer s.lockShards(keys, false)()
 	vals := make([]Value, len(keys))
 	for i, k := range keys {
-		vals[i] = s.shardOf(k).m[string(k)]
+		if sh := s.shardOf(k); !s.expiredNow(sh, string(k)) {
+			vals[i] = sh.m[string(k)]
+		}
 	}
 	fn(vals)
 }
 
 // RandomKey returns a key chosen at random and true, or false when the
-// store is empty (RANDOMKEY). It starts at a random shard and takes the
+// store holds no live key (RANDOMKEY; expired keys are skipped). It starts at a random shard and takes the
 // first key of the first non-empty shard in Go's randomized map order,
 // so every key can be chosen, though not with equal probability (keys in
 // sparsely filled shards are likelier). O(shards) read locks at worst.
 func (s *Store) RandomKey() (string, bool) {
 	start := rand.IntN(numShards)
+	now := s.Now()
 	for j := range numShards {
 		sh := &s.shards[(start+j)%numShards]
 		sh.mu.RLock()
 		for k := range sh.m {
-			sh.mu.RUnlock()
-			return k, true
+			if !s.expired(sh, k, now) {
+				sh.mu.RUnlock()
+				return k, true
+			}
 		}
 		sh.mu.RUnlock()
 	}

@@ -31,7 +31,11 @@ import (
 // maxmemory, and filters are bounded by their per-filter budget
 // (bf-max-filter-bytes, cf-max-filter-bytes). It is logged as
 //
-//	RESTORE key 0 payload REPLACE
+//	RESTORE key 0 payload REPLACE                  (no TTL)
+//	RESTORE key <unix ms> payload REPLACE ABSTTL   (with one)
+//	DEL key                                        (REPLACE with a TTL already past)
+//
+// DUMP carries no TTL, as in Redis.
 
 // Replies (Redis 7).
 const (
@@ -41,7 +45,6 @@ const (
 	errTTL          = "ERR Invalid TTL value, must be >= 0"
 	errIdle         = "ERR Invalid IDLETIME value, must be >= 0"
 	errFreq         = "ERR Invalid FREQ value, must be >= 0 and <= 255"
-	errNoExpiry     = "ERR probly does not support key expiry"
 )
 
 // probly's DUMP payload: an object type byte no Redis version defines,
@@ -51,7 +54,11 @@ const (
 	payloadFormat = 1
 )
 
-var restoreRecord = []byte("RESTORE")
+var (
+	restoreRecord = []byte("RESTORE")
+	absTTLWord    = []byte("ABSTTL")
+	delWord       = []byte("DEL")
+)
 
 // dumpValue returns v's DUMP payload.
 func dumpValue(v keyspace.Value) ([]byte, error) {
@@ -184,17 +191,21 @@ func budget(c *command.Ctx, param string) uint64 {
 // RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]
 // [FREQ frequency], checked in Redis's order: options, BUSYKEY, ttl, the
 // payload. IDLETIME and FREQ are validated and ignored (probly tracks
-// neither). probly has no key expiry yet: a ttl other than 0 is refused
-// with "ERR probly does not support key expiry".
+// neither). ttl is relative milliseconds, or with ABSTTL a Unix time in
+// milliseconds; 0 is none. A time already past (also one whose sum
+// overflows, as in Redis) stores nothing and answers +OK; with REPLACE it
+// deletes the existing key. During replay a past time is stored (the key
+// then expires), as Redis does while loading.
 func restore(c *command.Ctx) {
 	key, payload := c.Args[1], c.Args[3]
-	replace, idle, freq := false, false, false
+	replace, absTTL, idle, freq := false, false, false, false
 	for j := 4; j < len(c.Args); j++ {
 		more := j+1 < len(c.Args)
 		switch a := lower(c.Args[j]); {
 		case a == "replace":
 			replace = true
 		case a == "absttl":
+			absTTL = true
 		case a == "idletime" && more && !freq:
 			n, ok := argparse.Int(c.Args[j+1])
 			if !ok {
@@ -242,18 +253,34 @@ func restore(c *command.Ctx) {
 		c.R.Error(status)
 		return
 	}
-	if ttl != 0 {
-		c.R.Error(errNoExpiry)
-		return
-	}
 	if c.Update(key, func(tx *keyspace.Txn) string {
 		if tx.Value != nil && !replace {
 			return errBusyKey
 		}
-		if tx.Log(restoreRecord, key, zeroTTL, payload, replaceWord) != nil {
+		when := ttl
+		if when != 0 && !absTTL {
+			when += tx.Now() // wraps on overflow, as in Redis: then already past
+		}
+		if when != 0 && when <= tx.Now() && !c.Replay {
+			if tx.Value != nil {
+				if tx.Log(delWord, key) != nil {
+					return "" // answered by Ctx.Update
+				}
+				tx.Delete()
+			}
+			return ""
+		}
+		var err error
+		if when == 0 {
+			err = tx.Log(restoreRecord, key, zeroTTL, payload, replaceWord)
+		} else {
+			err = tx.Log(restoreRecord, key, strconv.AppendInt(nil, when, 10), payload, replaceWord, absTTLWord)
+		}
+		if err != nil {
 			return "" // answered by Ctx.Update
 		}
 		tx.Set(v)
+		tx.SetExpire(when) // 0: none (also removes the old key's)
 		return ""
 	}) {
 		c.R.OK()

@@ -14,7 +14,9 @@ import (
 // OBJECT (DUMP and RESTORE are in dump.go). RENAME and COPY change both
 // keys under both shard locks at once (keyspace.Store.UpdateKeys), so a
 // concurrent reader sees the destination's old value or its new one,
-// never a missing key, and log one record:
+// never a missing key, and log one record. RENAME moves the source's
+// expire time to the destination (dropping the destination's), COPY
+// copies it, as Redis:
 //
 //	RENAME src dst            (RENAME, and RENAMENX when it renamed)
 //	COPY src dst [REPLACE]    (REPLACE when dst existed; DB 0 dropped)
@@ -72,7 +74,9 @@ func renameGeneric(c *command.Ctx, nx bool) {
 		if from.Log(renameRecord, src, dst) != nil {
 			return "" // answered by Ctx.UpdateKeys
 		}
+		ttl := from.Expire()
 		to.Set(from.Value)
+		to.SetExpire(ttl) // the source's, or none: the destination's own goes
 		from.Delete()
 		renamed = true
 		return ""
@@ -144,6 +148,7 @@ func copyCmd(c *command.Ctx) {
 			return "" // answered by Ctx.UpdateKeys
 		}
 		to.Set(from.Value.Clone())
+		to.SetExpire(from.Expire())
 		copied = true
 		return ""
 	}) {

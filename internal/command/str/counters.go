@@ -19,6 +19,10 @@ import (
 // once (keyspace.Store.UpdateKeys) and MGET reads them under all their
 // read locks, so no reader sees part of an MSET.
 //
+// Expiry: MSET, MSETNX, SETNX and GETSET give the key a new value without
+// a TTL (as SET does); INCR, INCRBY, DECR, DECRBY and INCRBYFLOAT keep the
+// key's TTL (as Redis; INCRBYFLOAT's record says KEEPTTL).
+//
 // Persistence (canonical records):
 //
 //	SET key value              (SETNX, GETSET)
@@ -117,6 +121,7 @@ func msetGeneric(c *command.Ctx, nx bool) {
 		}
 		for tx, i := range last {
 			tx.Set(vals[i])
+			tx.SetExpire(0) // MSET clears a TTL, as SET does
 		}
 		set = true
 		return ""
@@ -188,6 +193,7 @@ func storeString(c *command.Ctx, decide func(old keyspace.Value) (status string,
 				return "" // answered by Ctx.Update
 			}
 			tx.Set(nv)
+			tx.SetExpire(0) // as SET: the new value has no TTL
 		}
 		reply(old, set)
 		return ""
