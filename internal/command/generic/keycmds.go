@@ -144,7 +144,9 @@ func copyCmd(c *command.Ctx) {
 		if to.Value != nil {
 			rec = append(rec, replaceWord)
 		}
-		if from.Log(rec...) != nil {
+		// Logged on the destination: only it changes, so only its
+		// watchers (WATCH) are told, as in Redis.
+		if to.Log(rec...) != nil {
 			return "" // answered by Ctx.UpdateKeys
 		}
 		to.Set(from.Value.Clone())

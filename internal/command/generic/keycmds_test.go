@@ -238,3 +238,33 @@ func sameDumpedString(t *testing.T, a, b string) bool {
 	x, y := decode(a), decode(b)
 	return len(x) > 20 && string(x) == string(y)
 }
+
+// TestWatchSeesKeyCommands: WATCH is told of exactly the keys a command
+// changes, as in Redis: RENAME both, COPY and RESTORE the destination,
+// MSET every key; a COPY from a watched key or a TOUCH of it is no change.
+func TestWatchSeesKeyCommands(t *testing.T) {
+	p := string(rdb.DumpString([]byte("v")))
+	for _, c := range []struct {
+		cmd     []string
+		watched string
+		dirty   bool
+	}{
+		{[]string{"RENAME", "a", "b"}, "a", true}, {[]string{"RENAME", "a", "b"}, "b", true},
+		{[]string{"RENAMENX", "a", "c"}, "c", true}, {[]string{"RENAMENX", "a", "b"}, "b", false},
+		{[]string{"COPY", "a", "b", "REPLACE"}, "b", true}, {[]string{"COPY", "a", "b", "REPLACE"}, "a", false},
+		{[]string{"COPY", "a", "b"}, "b", false}, {[]string{"TOUCH", "a"}, "a", false},
+		{[]string{"MSET", "x", "1", "a", "2"}, "a", true}, {[]string{"MSETNX", "x", "1", "a", "2"}, "a", false},
+		{[]string{"RESTORE", "b", "0", p, "REPLACE"}, "b", true}, {[]string{"INCRBYFLOAT", "n", "1"}, "n", true},
+		{[]string{"OBJECT", "ENCODING", "a"}, "a", false}, {[]string{"DUMP", "a"}, "a", false},
+	} {
+		e := newKenv(t)
+		e.do(2, "MSET", "a", "1", "b", "2", "n", "5")
+		var w keyspace.Watcher
+		e.store.Watch(&w, []byte(c.watched))
+		e.do(2, c.cmd...)
+		if w.Dirty() != c.dirty {
+			t.Errorf("%q with %s watched: dirty %v, want %v", c.cmd, c.watched, w.Dirty(), c.dirty)
+		}
+		e.store.Unwatch(&w)
+	}
+}
