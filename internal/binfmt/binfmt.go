@@ -41,10 +41,13 @@ const (
 	KindCounting Kind = 4 // bloom.Counting
 	KindStable   Kind = 5 // bloom.Stable
 	KindSBBF     Kind = 6 // bloom.SBBF
+	KindCountMin Kind = 7 // cms.Sketch
+
+	kindLast = KindCountMin // the highest registered kind
 )
 
 // String returns "classic", "scalable", "cuckoo", "counting", "stable",
-// "sbbf" or "kind#N".
+// "sbbf", "count-min" or "kind#N".
 func (k Kind) String() string {
 	switch k {
 	case KindClassic:
@@ -59,6 +62,8 @@ func (k Kind) String() string {
 		return "stable"
 	case KindSBBF:
 		return "sbbf"
+	case KindCountMin:
+		return "count-min"
 	}
 	return fmt.Sprintf("kind#%d", uint8(k))
 }
@@ -72,6 +77,7 @@ const (
 	HashXXH3_64       = 3 // "xxh3-64", cuckoo: XXH3-64 with the seed
 	HashMurmur64A     = 4 // "murmur64a-single", cuckoo: MurmurHash64A with the seed
 	HashXXH64         = 5 // "xxh64", split-block: XXH64 with the seed (Parquet: seed 0)
+	HashMurmur2Rows   = 6 // "murmur2-rows", count-min: row i hashed by 32-bit MurmurHash2 with seed (seed + i) mod 2^32 (RedisBloom: seed 0)
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -115,7 +121,7 @@ func PeekKind(data []byte) (Kind, error) {
 		return 0, err
 	}
 	k := Kind(data[5])
-	if k < KindClassic || k > KindSBBF {
+	if k < KindClassic || k > kindLast {
 		return 0, fmt.Errorf("%w: unknown kind %d", c.Format, data[5])
 	}
 	return k, nil

@@ -45,10 +45,10 @@ func rows(t *testing.T, sec string) map[int]string {
 // docs/FORMATS.md list exactly the numbers defined here.
 func TestRegistriesMatchFormatsDoc(t *testing.T) {
 	kinds := rows(t, section(t, "PRBL kinds"))
-	if len(kinds) != int(KindSBBF) {
-		t.Fatalf("FORMATS lists %d kinds, the registry %d: %v", len(kinds), KindSBBF, kinds)
+	if len(kinds) != int(kindLast) {
+		t.Fatalf("FORMATS lists %d kinds, the registry %d: %v", len(kinds), kindLast, kinds)
 	}
-	for k := KindClassic; k <= KindSBBF; k++ {
+	for k := KindClassic; k <= kindLast; k++ {
 		name := k.String()
 		if name == "sbbf" {
 			name = "split-block"
@@ -64,6 +64,7 @@ func TestRegistriesMatchFormatsDoc(t *testing.T) {
 		HashXXH3_64:       "`xxh3-64`",
 		HashMurmur64A:     "`murmur64a-single`",
 		HashXXH64:         "`xxh64`",
+		HashMurmur2Rows:   "`murmur2-rows`",
 	}
 	if len(ids) != len(want) {
 		t.Fatalf("FORMATS lists hash IDs %v, the registry %v", ids, want)
