@@ -24,6 +24,7 @@ import (
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/bf"
 	"github.com/probly/probly/internal/command/cf"
+	"github.com/probly/probly/internal/command/cms"
 	"github.com/probly/probly/internal/command/generic"
 	"github.com/probly/probly/internal/command/pf"
 	"github.com/probly/probly/internal/command/str"
@@ -104,6 +105,7 @@ func Tables() (*command.Table, *config.Registry) {
 	bf.Register(t, cfg)
 	pf.Register(t, cfg)
 	cf.Register(t, cfg)
+	cms.Register(t, cfg)
 	follow.Register(t)
 	cfg.AcceptMemoryUnits(memoryUnitParams...)
 	return t, cfg
@@ -125,6 +127,8 @@ func Decode(typeName string, data []byte) (keyspace.Value, error) {
 		return rediscuckoo.UnmarshalFilter(data, rediscuckoo.MaxBudget)
 	case strval.TypeName:
 		return strval.Unmarshal(data)
+	case cms.TypeName:
+		return cms.Unmarshal(data)
 	}
 	return nil, fmt.Errorf("app: snapshot holds unknown type %q", typeName)
 }

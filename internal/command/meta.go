@@ -38,11 +38,12 @@ const (
 	ACLScripting
 	ACLBloom  // RedisBloom's Bloom filter commands (BF.*)
 	ACLCuckoo // RedisBloom's cuckoo filter commands (CF.*)
+	ACLCms    // RedisBloom's count-min sketch commands (CMS.*)
 )
 
 var aclNames = [...]string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
 	"hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection",
-	"transaction", "scripting", "bloom", "cuckoo"}
+	"transaction", "scripting", "bloom", "cuckoo", "cms"}
 
 // Names returns the categories in c as Redis writes them ("@read",
 // "@string", "@fast"), in Redis's order.

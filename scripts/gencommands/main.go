@@ -103,6 +103,7 @@ func index(tab *command.Table) []byte {
 	sections := []section{
 		{"Bloom filter (RedisBloom)", module("bf.")},
 		{"Cuckoo filter (RedisBloom)", module("cf.")},
+		{"Count-min sketch (RedisBloom)", module("cms.")},
 		{"HyperLogLog", group(command.GroupHyperLogLog)},
 		{"Strings", group(command.GroupString)},
 		{"Keys", group(command.GroupGeneric)},

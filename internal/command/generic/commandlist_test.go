@@ -118,7 +118,7 @@ func TestCommandListCount(t *testing.T) {
 			t.Errorf("COMMAND LIST %q = %q, want %q", c.args, got, c.want)
 		}
 	}
-	if len(module) != 25 || len(bloom) != 11 {
+	if len(module) != 31 || len(bloom) != 11 {
 		t.Errorf("%d module commands, %d Bloom commands", len(module), len(bloom))
 	}
 	for _, args := range [][]string{{"LIST", "FILTERBY"}, {"LIST", "FILTERBY", "FOO", "x"}, {"LIST", "x"}} {
