@@ -12,8 +12,11 @@ const (
 	// reaches it saturates: it stays there, and an estimate of MaxCount
 	// means "at least MaxCount".
 	MaxCount = math.MaxUint32
-	// MaxCells bounds Width·Depth (2^36 cells, 256 GiB of counters).
+	// MaxCells bounds Width·Depth (2^36 cells, 256 GiB of counters; on
+	// 32-bit platforms the address space bounds it lower: 2^29 cells).
 	MaxCells = 1 << 36
+
+	maxCells = min(MaxCells, math.MaxInt/8) // the platform's bound
 )
 
 // Config gives a sketch's raw parameters (NewWithConfig).
@@ -73,8 +76,8 @@ func New(epsilon, delta float64) (*Sketch, error) {
 	}
 	w := math.Ceil(math.E / epsilon)
 	d := math.Max(1, math.Ceil(math.Log(1/delta)))
-	if w > MaxCells || d > MaxCells || w*d > MaxCells {
-		return nil, fmt.Errorf("%w: epsilon %v, delta %v need %v × %v cells, more than %d", ErrInvalidParameter, epsilon, delta, w, d, MaxCells)
+	if w > maxCells || d > maxCells || w*d > maxCells {
+		return nil, fmt.Errorf("%w: epsilon %v, delta %v need %v × %v cells, more than %d", ErrInvalidParameter, epsilon, delta, w, d, uint64(maxCells))
 	}
 	return NewWithConfig(Config{Width: uint64(w), Depth: uint32(d)})
 }
@@ -95,10 +98,10 @@ func NewWithConfig(c Config) (*Sketch, error) {
 
 func (c Config) validate() error {
 	switch {
-	case c.Width == 0 || c.Width > MaxCells:
-		return fmt.Errorf("%w: width %d not in [1, %d]", ErrInvalidParameter, c.Width, uint64(MaxCells))
-	case c.Depth == 0 || uint64(c.Depth) > MaxCells/c.Width:
-		return fmt.Errorf("%w: depth %d not in [1, %d] for width %d", ErrInvalidParameter, c.Depth, MaxCells/c.Width, c.Width)
+	case c.Width == 0 || c.Width > maxCells:
+		return fmt.Errorf("%w: width %d not in [1, %d]", ErrInvalidParameter, c.Width, uint64(maxCells))
+	case c.Depth == 0 || uint64(c.Depth) > maxCells/c.Width:
+		return fmt.Errorf("%w: depth %d not in [1, %d] for width %d", ErrInvalidParameter, c.Depth, maxCells/c.Width, c.Width)
 	case c.Hash != 0 && c.Hash != HashXXH3 && c.Hash != HashMurmur2:
 		return fmt.Errorf("%w: unknown hash ID %d", ErrInvalidParameter, uint16(c.Hash))
 	case c.Hash == HashMurmur2 && c.Seed > math.MaxUint32:

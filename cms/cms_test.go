@@ -192,11 +192,11 @@ func TestMergeSubtract(t *testing.T) {
 
 // test_merge_overflow_large_cell and _large_weight (spec §4.2).
 func TestMergeOverflowVectors(t *testing.T) {
-	check := func(incr int, pairs [][2]int64, ok bool) {
+	check := func(incr uint64, pairs [][2]int64, ok bool) {
 		t.Helper()
 		a, b := redis(t, 2, 2), redis(t, 2, 2)
-		addAll(a, "foo", incr)
-		addAll(b, "foo", incr)
+		a.AddN([]byte("foo"), incr)
+		b.AddN([]byte("foo"), incr)
 		for _, w := range pairs {
 			before, _ := a.MarshalBinary()
 			err := a.MergeWeighted([]*Sketch{a, b}, w[:])
