@@ -124,8 +124,10 @@ func (s *Sketch) Add(key []byte) { s.AddN(key, 1) }
 func (s *Sketch) AddN(key []byte, n uint64) uint64 {
 	if s.hashID == HashMurmur2 {
 		est := uint64(MaxCount)
+		base := uint64(0)
 		for i := range s.depth {
-			est = min(est, s.bump(i, murmurColumn(key, uint32(s.seed), i, s.width), n))
+			est = min(est, bump(&s.cells[base+murmurColumn(key, uint32(s.seed), i, s.width)], n))
+			base += s.width
 		}
 		s.count += n
 		return est
@@ -144,17 +146,17 @@ func (s *Sketch) AddHash(h1, h2 uint64, n uint64) uint64 {
 
 func (s *Sketch) addPair(h1, h2 uint64, n uint64) uint64 {
 	est := uint64(MaxCount)
+	base := uint64(0)
 	for i := range s.depth {
-		est = min(est, s.bump(i, pairColumn(h1, h2, i, s.width), n))
+		est = min(est, bump(&s.cells[base+pairColumn(h1, h2, i, s.width)], n))
+		base += s.width
 	}
 	s.count += n
 	return est
 }
 
-// bump adds n to the counter of row i, column col, saturating, and
-// returns the counter.
-func (s *Sketch) bump(i uint32, col uint64, n uint64) uint64 {
-	p := &s.cells[uint64(i)*s.width+col]
+// bump adds n to the counter *p, saturating, and returns the counter.
+func bump(p *uint32, n uint64) uint64 {
 	if n >= MaxCount-uint64(*p) {
 		*p = MaxCount
 	} else {
@@ -189,8 +191,10 @@ func (s *Sketch) CountHash(h1, h2 uint64) uint64 {
 
 func (s *Sketch) countPair(h1, h2 uint64) uint64 {
 	est := uint64(MaxCount)
+	base := uint64(0)
 	for i := range s.depth {
-		est = min(est, uint64(s.cells[uint64(i)*s.width+pairColumn(h1, h2, i, s.width)]))
+		est = min(est, uint64(s.cells[base+pairColumn(h1, h2, i, s.width)]))
+		base += s.width
 	}
 	return est
 }
