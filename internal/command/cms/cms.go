@@ -217,10 +217,11 @@ func incr(c *command.Ctx, each bool) {
 	}
 }
 
-// logArgs logs name followed by args.
+// logArgs logs name followed by args (without allocating for up to 15
+// args: Txn.Log copies the vector).
 func logArgs(tx *keyspace.Txn, name []byte, args [][]byte) error {
-	rec := make([][]byte, 0, 1+len(args))
-	return tx.Log(append(append(rec, name), args...)...)
+	var buf [16][]byte
+	return tx.Log(append(append(buf[:0], name), args...)...)
 }
 
 // ---- CMS.QUERY ----

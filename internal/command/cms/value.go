@@ -17,14 +17,19 @@ const valueOverhead = 96
 
 // Value is a CMS key: a cms.Sketch with RedisBloom's hashing (HashMurmur2,
 // seed 0), so its counters equal RedisBloom's for the same commands.
-type Value struct{ S *cms.Sketch }
+type Value struct {
+	S     *cms.Sketch
+	cells uint64 // S's Width·Depth, for MemoryUsage (read after every write)
+}
+
+func wrap(s *cms.Sketch) *Value { return &Value{S: s, cells: s.Stats().M} }
 
 func newValue(width uint64, depth uint32) (*Value, error) {
 	s, err := cms.NewWithConfig(cms.Config{Width: width, Depth: depth, Hash: cms.HashMurmur2})
 	if err != nil {
 		return nil, err
 	}
-	return &Value{S: s}, nil
+	return wrap(s), nil
 }
 
 // TypeName implements keyspace.Value.
@@ -32,12 +37,12 @@ func (v *Value) TypeName() string { return TypeName }
 
 // MemoryUsage implements keyspace.Value: the counters (4 bytes each) and
 // the fixed overhead.
-func (v *Value) MemoryUsage() uint64 { return memoryUsage(v.S.Stats().M) }
+func (v *Value) MemoryUsage() uint64 { return memoryUsage(v.cells) }
 
 func memoryUsage(cells uint64) uint64 { return valueOverhead + 4*cells }
 
 // Clone implements keyspace.Value.
-func (v *Value) Clone() keyspace.Value { return &Value{S: v.S.Clone()} }
+func (v *Value) Clone() keyspace.Value { return wrap(v.S.Clone()) }
 
 // MarshalBinary is the snapshot (and _CMS.LOAD) payload: the cms
 // package's encoding (docs/FORMATS.md, "Count-min sketch").
@@ -54,5 +59,5 @@ func Unmarshal(data []byte) (*Value, error) {
 	if st := s.Stats(); st.Hash != cms.HashMurmur2 || st.Seed != 0 {
 		return nil, fmt.Errorf("cms: server sketch with hash %v seed %d, want %v seed 0", st.Hash, st.Seed, cms.HashMurmur2)
 	}
-	return &Value{S: &s}, nil
+	return wrap(&s), nil
 }
