@@ -40,7 +40,8 @@ type Config struct {
 // Algorithms 55(1), 2005): Depth rows of Width saturating 32-bit counters.
 // Adding n copies of a key adds n to one counter per row; the estimate of
 // a key is the minimum of its counters. The zero value is not usable:
-// create sketches with New or NewWithConfig.
+// every method but UnmarshalBinary and ReadFrom panics on it with a
+// message naming New and NewWithConfig.
 //
 // Concurrency: safe for concurrent readers (Count, CountHash, Stats,
 // encoding); writers (Add*, Merge*, Reset, UnmarshalBinary, ReadFrom)
@@ -122,6 +123,7 @@ func (s *Sketch) Add(key []byte) { s.AddN(key, 1) }
 // RedisBloom). An estimate of MaxCount means every counter of key is
 // saturated. Cost as Add.
 func (s *Sketch) AddN(key []byte, n uint64) uint64 {
+	s.ready()
 	if s.hashID == HashMurmur2 {
 		est := uint64(MaxCount)
 		base := uint64(0)
@@ -140,6 +142,7 @@ func (s *Sketch) AddN(key []byte, n uint64) uint64 {
 // sketch with that seed. It panics on a HashMurmur2 sketch, whose rows
 // are not derived from one pair.
 func (s *Sketch) AddHash(h1, h2 uint64, n uint64) uint64 {
+	s.ready()
 	s.pairOnly()
 	return s.addPair(h1, h2, n)
 }
@@ -171,6 +174,7 @@ func bump(p *uint32, n uint64) uint64 {
 // the truth by at most ε·N (Stats). A key never added may answer more
 // than 0. Cost: one hash and Depth reads; no allocation.
 func (s *Sketch) Count(key []byte) uint64 {
+	s.ready()
 	est := uint64(MaxCount)
 	if s.hashID == HashMurmur2 {
 		for i := range s.depth {
@@ -185,6 +189,7 @@ func (s *Sketch) Count(key []byte) uint64 {
 // CountHash is Count on a pair from Hash; it panics on a HashMurmur2
 // sketch (see AddHash).
 func (s *Sketch) CountHash(h1, h2 uint64) uint64 {
+	s.ready()
 	s.pairOnly()
 	return s.countPair(h1, h2)
 }
@@ -197,6 +202,13 @@ func (s *Sketch) countPair(h1, h2 uint64) uint64 {
 		base += s.width
 	}
 	return est
+}
+
+// ready panics on the zero Sketch.
+func (s *Sketch) ready() {
+	if s.depth == 0 {
+		panic("cms: use of a zero Sketch: create it with cms.New or cms.NewWithConfig")
+	}
 }
 
 func (s *Sketch) pairOnly() {
@@ -231,6 +243,7 @@ func (s *Sketch) Merge(other *Sketch) error {
 // Cost: one pass over len(srcs)·Width·Depth counters and 8·Width·Depth
 // bytes of int64 sums, allocated once.
 func (s *Sketch) MergeWeighted(srcs []*Sketch, weights []int64) error {
+	s.ready()
 	if len(srcs) == 0 || len(srcs) != len(weights) {
 		return fmt.Errorf("%w: %d sources, %d weights", ErrInvalidParameter, len(srcs), len(weights))
 	}
@@ -330,6 +343,7 @@ func magnitude(x int64) uint64 {
 
 // Reset sets every counter and the total back to 0; the parameters stay.
 func (s *Sketch) Reset() {
+	s.ready()
 	clear(s.cells)
 	s.count = 0
 }
@@ -354,6 +368,7 @@ type Stats struct {
 
 // Stats returns the sketch's parameters and total.
 func (s *Sketch) Stats() Stats {
+	s.ready()
 	m := s.width * uint64(s.depth)
 	return Stats{Width: s.width, Depth: s.depth, M: m, K: int(s.depth), Bytes: 4 * m, N: s.count,
 		Epsilon: math.E / float64(s.width), Delta: math.Exp(-float64(s.depth)), Hash: s.hashID, Seed: s.seed}
@@ -361,6 +376,7 @@ func (s *Sketch) Stats() Stats {
 
 // Clone returns a deep copy of s.
 func (s *Sketch) Clone() *Sketch {
+	s.ready()
 	c := *s
 	c.cells = append([]uint32(nil), s.cells...)
 	return &c

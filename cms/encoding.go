@@ -68,6 +68,7 @@ func (s *Sketch) cellBytes() uint64 { return 4 * s.width * uint64(s.depth) }
 // AppendBinary appends s's encoding (52 bytes plus 4 per counter) to b
 // (encoding.BinaryAppender). It never fails.
 func (s *Sketch) AppendBinary(b []byte) ([]byte, error) {
+	s.ready()
 	b = s.appendHeader(b)
 	start := len(b)
 	for _, c := range s.cells {
@@ -79,12 +80,14 @@ func (s *Sketch) AppendBinary(b []byte) ([]byte, error) {
 // MarshalBinary returns s's encoding (encoding.BinaryMarshaler). It never
 // fails. Cost: one allocation of the encoding's size.
 func (s *Sketch) MarshalBinary() ([]byte, error) {
+	s.ready()
 	return s.AppendBinary(make([]byte, 0, headerLen+s.cellBytes()+trailerLen))
 }
 
 // WriteTo writes s's encoding to w (io.WriterTo) in 64 KiB pieces and
 // returns the bytes written and the first write error.
 func (s *Sketch) WriteTo(w io.Writer) (int64, error) {
+	s.ready()
 	buf := s.appendHeader(make([]byte, 0, binfmt.IOChunk))
 	n, err := w.Write(buf)
 	if err != nil {
