@@ -16,7 +16,7 @@ func TestZeroSketch(t *testing.T) {
 		"AddHash": func(s *Sketch) { s.AddHash(1, 2, 3) }, "Count": func(s *Sketch) { s.Count(key) },
 		"CountHash": func(s *Sketch) { s.CountHash(1, 2) }, "Merge": func(s *Sketch) { _ = s.Merge(ok) },
 		"MergeWeighted": func(s *Sketch) { _ = s.MergeWeighted([]*Sketch{ok}, []int64{1}) },
-		"Reset": func(s *Sketch) { s.Reset() }, "Stats": func(s *Sketch) { s.Stats() }, "Clone": func(s *Sketch) { s.Clone() },
+		"Reset":         func(s *Sketch) { s.Reset() }, "Stats": func(s *Sketch) { s.Stats() }, "Clone": func(s *Sketch) { s.Clone() },
 		"MarshalBinary": func(s *Sketch) { _, _ = s.MarshalBinary() }, "AppendBinary": func(s *Sketch) { _, _ = s.AppendBinary(nil) },
 		"WriteTo": func(s *Sketch) { _, _ = s.WriteTo(&bytes.Buffer{}) },
 	} {
