@@ -85,3 +85,45 @@ func accuracy(t *testing.T, s *Sketch, stream string, n int, eps, delta float64)
 		t.Fatalf("%d of %d estimates exceed the truth by more than ε·N; at most %.0f allowed", over, queries, limit)
 	}
 }
+
+// TestRowIndependence checks what the δ bound rests on: rows place keys
+// independently. On a uniform stream (1M items over 2^22 keys, 1000
+// counters per row: about 1000 per counter) it measures p1, the fraction
+// of keys whose single-row estimate exceeds the truth by more than one
+// standard deviation of a counter's load, then the same fraction p4 with 4
+// rows. Independent rows give p4 ≈ p1^4; rows that share columns would give
+// p4 ≈ p1. The test requires p4 ≤ 4·p1^4 + 20/queries.
+func TestRowIndependence(t *testing.T) {
+	const n, universe, width = 1_000_000, 1 << 22, 1000
+	for _, h := range []HashID{HashXXH3, HashMurmur2} {
+		one := mustNew(t, Config{Width: width, Depth: 1, Hash: h})
+		four := mustNew(t, Config{Width: width, Depth: 4, Hash: h})
+		r := rand.New(rand.NewSource(7))
+		truth := map[uint64]uint64{}
+		var key []byte
+		for range n {
+			k := uint64(r.Int63n(universe))
+			truth[k]++
+			key = strconv.AppendUint(append(key[:0], 'k'), k, 10)
+			one.Add(key)
+			four.Add(key)
+		}
+		threshold := uint64(n/width + math.Sqrt(n/width))
+		var over1, over4 float64
+		for k, c := range truth {
+			key = strconv.AppendUint(append(key[:0], 'k'), k, 10)
+			if one.Count(key)-c > threshold {
+				over1++
+			}
+			if four.Count(key)-c > threshold {
+				over4++
+			}
+		}
+		q := float64(len(truth))
+		p1, p4 := over1/q, over4/q
+		t.Logf("%v: p1 = %.4f, p4 = %.6f, p1^4 = %.6f (%d keys)", h, p1, p4, math.Pow(p1, 4), len(truth))
+		if p1 < 0.05 || p4 > 4*math.Pow(p1, 4)+20/q {
+			t.Errorf("%v: rows look dependent: p1 = %.4f, p4 = %.6f", h, p1, p4)
+		}
+	}
+}
