@@ -266,7 +266,7 @@ func statsOf(v keyspace.Value) (filterStats, bool) {
 	switch f := v.(type) {
 	case *redisbloom.Chain:
 		s := f.Stats()
-		return filterStats{typ: "bf", fill: s.FillRatio, fpr: s.EstimatedFPR, items: s.Items,
+		return filterStats{typ: "bf", fill: s.FillRatio, fpr: s.FPR, items: s.Items,
 			capacity: s.Capacity, bytes: s.Bytes, subFilters: s.Filters}, true
 	case *rediscuckoo.Filter:
 		s := f.Cuckoo().Stats()
