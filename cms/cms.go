@@ -21,11 +21,11 @@ const (
 
 // Config gives a sketch's raw parameters (NewWithConfig).
 type Config struct {
-	// Width is the number of counters per row, 1 … MaxCells. The error
-	// bound is ε = e/Width (see Stats).
+	// Width is the number of counters per row, ≥ 1. The error bound is
+	// ε = e/Width (see Stats). Width·Depth is at most MaxCells.
 	Width uint64
-	// Depth is the number of rows, 1 … MaxCells/Width. The failure
-	// probability is δ = e^−Depth.
+	// Depth is the number of rows, ≥ 1. The failure probability is
+	// δ = e^−Depth.
 	Depth uint32
 	// Hash chooses the column function: HashXXH3 (the default, also for
 	// 0) or HashMurmur2 (RedisBloom's cells).
@@ -59,7 +59,8 @@ type Sketch struct {
 // within ε·N with probability at least 1 − δ", N being the total of all
 // increments, by the paper's rule: Width = ⌈e/ε⌉, Depth = ⌈ln(1/δ)⌉
 // (at least 1), HashXXH3 with seed 0. ε and δ must lie in (0, 1), and
-// the sketch must fit in MaxCells; otherwise ErrInvalidParameter.
+// the sketch must fit in MaxCells (else ErrTooLarge); otherwise
+// ErrInvalidParameter.
 // Example: ε = 0.001, δ = 0.01 gives 2719 × 5 (54 KiB).
 //
 // RedisBloom's CMS.INITBYPROB sizes differently (Width = ⌈2/ε⌉, Depth =
@@ -78,13 +79,14 @@ func New(epsilon, delta float64) (*Sketch, error) {
 	w := math.Ceil(math.E / epsilon)
 	d := math.Max(1, math.Ceil(math.Log(1/delta)))
 	if w > maxCells || d > maxCells || w*d > maxCells {
-		return nil, fmt.Errorf("%w: epsilon %v, delta %v need %v × %v cells, more than %d", ErrInvalidParameter, epsilon, delta, w, d, uint64(maxCells))
+		return nil, fmt.Errorf("%w: epsilon %v, delta %v need %v × %v cells, more than %d", ErrTooLarge, epsilon, delta, w, d, uint64(maxCells))
 	}
 	return NewWithConfig(Config{Width: uint64(w), Depth: uint32(d)})
 }
 
 // NewWithConfig returns an empty sketch with c's parameters, or
-// ErrInvalidParameter naming the field that is out of range (see Config).
+// ErrInvalidParameter naming the field that is out of range (see Config),
+// or ErrTooLarge for more than MaxCells counters.
 // Cost: one allocation of 4·Width·Depth bytes.
 func NewWithConfig(c Config) (*Sketch, error) {
 	if err := c.validate(); err != nil {
@@ -99,10 +101,12 @@ func NewWithConfig(c Config) (*Sketch, error) {
 
 func (c Config) validate() error {
 	switch {
-	case c.Width == 0 || c.Width > maxCells:
-		return fmt.Errorf("%w: width %d not in [1, %d]", ErrInvalidParameter, c.Width, uint64(maxCells))
-	case c.Depth == 0 || uint64(c.Depth) > maxCells/c.Width:
-		return fmt.Errorf("%w: depth %d not in [1, %d] for width %d", ErrInvalidParameter, c.Depth, maxCells/c.Width, c.Width)
+	case c.Width == 0:
+		return fmt.Errorf("%w: width 0", ErrInvalidParameter)
+	case c.Depth == 0:
+		return fmt.Errorf("%w: depth 0", ErrInvalidParameter)
+	case c.Width > maxCells || uint64(c.Depth) > maxCells/c.Width:
+		return fmt.Errorf("%w: width %d × depth %d is more than %d cells", ErrTooLarge, c.Width, c.Depth, uint64(maxCells))
 	case c.Hash != 0 && c.Hash != HashXXH3 && c.Hash != HashMurmur2:
 		return fmt.Errorf("%w: unknown hash ID %d", ErrInvalidParameter, uint16(c.Hash))
 	case c.Hash == HashMurmur2 && c.Seed > math.MaxUint32:

@@ -67,14 +67,22 @@ func TestNewSizing(t *testing.T) {
 			t.Errorf("New(%v, %v): ε %v δ %v hash %v", c.eps, c.delta, st.Epsilon, st.Delta, st.Hash)
 		}
 	}
-	for _, bad := range [][2]float64{{0, 0.1}, {1, 0.1}, {0.1, 0}, {0.1, 1}, {math.NaN(), 0.1}, {0.1, math.Inf(1)}, {1e-12, 0.5}} {
+	for _, bad := range [][2]float64{{0, 0.1}, {1, 0.1}, {0.1, 0}, {0.1, 1}, {math.NaN(), 0.1}, {0.1, math.Inf(1)}} {
 		if _, err := New(bad[0], bad[1]); !errors.Is(err, ErrInvalidParameter) {
 			t.Errorf("New(%v, %v): %v", bad[0], bad[1], err)
 		}
 	}
-	for _, c := range []Config{{Width: 0, Depth: 1}, {Width: 1, Depth: 0}, {Width: MaxCells + 1, Depth: 1},
-		{Width: MaxCells, Depth: 2}, {Width: 1, Depth: 1, Hash: 9}, {Width: 1, Depth: 1, Hash: HashMurmur2, Seed: 1 << 32}} {
+	if _, err := New(1e-12, 0.5); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("New(1e-12, 0.5): %v", err)
+	}
+	for _, c := range []Config{{Width: 0, Depth: 1}, {Width: 1, Depth: 0}, {Width: 1, Depth: 1, Hash: 9},
+		{Width: 1, Depth: 1, Hash: HashMurmur2, Seed: 1 << 32}} {
 		if _, err := NewWithConfig(c); !errors.Is(err, ErrInvalidParameter) {
+			t.Errorf("NewWithConfig(%+v): %v", c, err)
+		}
+	}
+	for _, c := range []Config{{Width: MaxCells + 1, Depth: 1}, {Width: MaxCells, Depth: 2}, {Width: 1 << 63, Depth: 1 << 31}} {
+		if _, err := NewWithConfig(c); !errors.Is(err, ErrTooLarge) {
 			t.Errorf("NewWithConfig(%+v): %v", c, err)
 		}
 	}

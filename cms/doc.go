@@ -34,5 +34,6 @@
 // and NewWithConfig, Add / AddHash / Count, Merge, Reset, Stats, the
 // binary encoding of docs/FORMATS.md ("Count-min sketch") shared with the
 // server's snapshots, and errors wrapping ErrInvalidParameter,
-// ErrIncompatible, ErrOverflow, ErrFormat, ErrVersion and ErrChecksum.
+// ErrTooLarge, ErrIncompatible, ErrOverflow, ErrFormat, ErrVersion and
+// ErrChecksum.
 package cms

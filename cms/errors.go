@@ -7,10 +7,14 @@ import "errors"
 // prefix, so callers test with errors.Is; the message adds the values.
 var (
 	// ErrInvalidParameter reports a parameter outside its documented
-	// range: ε or δ not in (0, 1), a width or depth of 0, more than
-	// MaxCells cells, an unknown hash ID, a Murmur2 seed above 2^32−1,
+	// range: ε or δ not in (0, 1) (NaN and ±Inf included), a width or
+	// depth of 0, an unknown hash ID, a Murmur2 seed above 2^32−1,
 	// weights that do not match the sources.
 	ErrInvalidParameter = errors.New("cms: invalid parameter")
+
+	// ErrTooLarge reports a sketch of more than MaxCells counters (the
+	// platform's bound on 32-bit systems), from New or NewWithConfig.
+	ErrTooLarge = errors.New("cms: sketch too large")
 
 	// ErrIncompatible reports a merge of sketches that differ in width,
 	// depth, hash ID or seed.
