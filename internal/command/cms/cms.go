@@ -256,7 +256,10 @@ func info(c *command.Ctx) {
 // merge is CMS.MERGE dest numKeys src… [WEIGHTS w…], its checks in
 // RedisBloom's order (spec §1.1). Each source is validated and added to
 // the weighted sums under its own read lock; the destination is then
-// replaced under its write lock and logged as _CMS.LOAD.
+// replaced under its write lock and logged as _CMS.LOAD. The sums and the
+// record take 12 bytes a counter for the duration of the call, reserved
+// like a growth (command.ErrOOM when maxmemory or the allocation limit
+// refuses them).
 func merge(c *command.Ctx) {
 	dest := c.Args[1]
 	var shape cms.Stats
@@ -307,6 +310,12 @@ func merge(c *command.Ctx) {
 				return
 			}
 			if sum == nil {
+				// The sums (8 bytes a counter) and the logged encoding (4)
+				// live until the call returns: admit them as a growth.
+				if !c.Reserve(12 * shape.M) {
+					status = command.ErrOOM
+					return
+				}
 				sum = raw.NewSum(v.S)
 			}
 			raw.Add(sum, v.S, w)

@@ -374,6 +374,21 @@ func TestMemoryLimit(t *testing.T) {
 	}
 }
 
+// TestMergeReserve: CMS.MERGE reserves its transient sums (12 bytes a
+// counter); refused, it answers OOM and changes nothing.
+func TestMergeReserve(t *testing.T) {
+	e := newEnv(t)
+	e.run([]step{{"CMS.INITBYDIM d 100 10", "OK"}, {"CMS.INITBYDIM s 100 10", "OK"}, {"CMS.INCRBY s a 5", "[5]"}})
+	recs := len(e.log.Records())
+	var asked []uint64
+	got, _ := commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv("CMS.MERGE", "d", "1", "s"),
+		commandtest.ReserveMem(func(n uint64) bool { asked = append(asked, n); return false }))
+	if got != commandtest.OOMReply || len(asked) != 1 || asked[0] != 12*1000 || len(e.log.Records()) != recs {
+		t.Fatalf("refused merge: %q, asked %v", got, asked)
+	}
+	e.run([]step{{"CMS.QUERY d a", "[0]"}, {"CMS.MERGE d 1 nokey", "(err CMS: key does not exist)"}, {"CMS.MERGE d 1 s", "OK"}, {"CMS.QUERY d a", "[5]"}})
+}
+
 // The ACL categories and flags of spec "Conventions".
 func TestSpecMeta(t *testing.T) {
 	tab, _ := app.Tables()
