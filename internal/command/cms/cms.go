@@ -198,6 +198,7 @@ func incr(c *command.Ctx, each bool) {
 		for i := range incs {
 			ests[i] = v.S.AddN(pairs[2*i], incs[i])
 		}
+		v.touch()
 		_ = logArgs(tx, recIncrBy, c.Args[1:])
 		return ""
 	}) {
@@ -260,20 +261,43 @@ func info(c *command.Ctx) {
 // record take 12 bytes a counter for the duration of the call, reserved
 // like a growth (command.ErrOOM when maxmemory or the allocation limit
 // refuses them).
+//
+// When the destination is also a source, a write to it between its read
+// and the replacement would be lost; the merge then starts over (a value's
+// generation tells), up to mergeAttempts times, and answers
+// errMergeBusy if the destination kept changing.
 func merge(c *command.Ctx) {
+	reserved := false
+	for range mergeAttempts {
+		if !mergeOnce(c, &reserved) {
+			return
+		}
+	}
+	c.R.Error(errMergeBusy)
+}
+
+const (
+	mergeAttempts = 8
+	errMergeBusy  = "ERR CMS.MERGE: the destination kept changing during the merge, try again"
+)
+
+// mergeOnce runs one attempt of merge; it answers and reports false, or
+// reports true (nothing answered, nothing changed) when the destination,
+// read as a source, changed before it could be replaced.
+func mergeOnce(c *command.Ctx, reserved *bool) (again bool) {
 	dest := c.Args[1]
 	var shape cms.Stats
 	if !view(c, dest, func(v *Value) { shape = v.S.Stats() }) {
-		return
+		return false
 	}
 	n, ok := argparse.Int(c.Args[2])
 	if !ok {
 		c.R.Error(errNumKeys)
-		return
+		return false
 	}
 	if n <= 0 {
 		c.R.Error(errKeysPositive)
-		return
+		return false
 	}
 	rest := c.Args[3:]
 	p := -1
@@ -287,20 +311,21 @@ func merge(c *command.Ctx) {
 	switch {
 	case p < 0 && int64(len(rest)) != n:
 		c.R.Error(errWrongKeys)
-		return
+		return false
 	case p >= 0 && (int64(p) != n || int64(len(rest)) != 2*n+1):
 		c.R.Error(errKeysWeights)
-		return
+		return false
 	case p >= 0:
 		weights = rest[p+1:]
 	}
 	var sum cmsraw.Sum
+	destGen, destRead := uint64(0), false
 	for i := range int(n) {
 		w := int64(1)
 		if weights != nil {
 			if w, ok = argparse.Int(weights[i]); !ok {
 				c.R.Error(errWeight)
-				return
+				return false
 			}
 		}
 		status := ""
@@ -312,21 +337,33 @@ func merge(c *command.Ctx) {
 			if sum == nil {
 				// The sums (8 bytes a counter) and the logged encoding (4)
 				// live until the call returns: admit them as a growth.
-				if !c.Reserve(12 * shape.M) {
+				if !*reserved && !c.Reserve(12*shape.M) {
 					status = command.ErrOOM
 					return
 				}
+				*reserved = true
 				sum = raw.NewSum(v.S)
 			}
 			raw.Add(sum, v.S, w)
+			if bytes.Equal(rest[i], dest) {
+				if destRead && v.gen != destGen {
+					status = "again"
+				}
+				destGen, destRead = v.gen, true
+			}
 		}) {
-			return
+			return false
 		}
-		if status != "" {
+		switch status {
+		case "":
+		case "again":
+			return true
+		default:
 			c.R.Error(status)
-			return
+			return false
 		}
 	}
+	changed := false
 	if c.Update(dest, func(tx *keyspace.Txn) string {
 		v, st := command.As[*Value](tx.Value)
 		switch {
@@ -336,15 +373,23 @@ func merge(c *command.Ctx) {
 			return command.ErrWrongType
 		case v.S.Stats().Width != shape.Width || v.S.Stats().Depth != shape.Depth:
 			return errDims // replaced by another sketch meanwhile
+		case destRead && v.gen != destGen:
+			changed = true // written since it was read: start over
+			return ""
 		case !raw.Apply(sum, v.S):
 			return errMergeOver
 		}
+		v.touch()
 		enc, _ := v.MarshalBinary()
 		_ = tx.Log(recLoad, dest, enc)
 		return ""
 	}) {
+		if changed {
+			return true
+		}
 		c.R.OK()
 	}
+	return false
 }
 
 // loadRec is _CMS.LOAD key <encoding>: key becomes the encoded sketch.

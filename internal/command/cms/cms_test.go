@@ -389,6 +389,36 @@ func TestMergeReserve(t *testing.T) {
 	e.run([]step{{"CMS.QUERY d a", "[0]"}, {"CMS.MERGE d 1 nokey", "(err CMS: key does not exist)"}, {"CMS.MERGE d 1 s", "OK"}, {"CMS.QUERY d a", "[5]"}})
 }
 
+// TestMergeConcurrentDest: increments of the destination while it is
+// merged with itself are never lost (the merge starts over when its
+// destination changed after it was read as a source).
+func TestMergeConcurrentDest(t *testing.T) {
+	e := newEnv(t)
+	e.run([]step{{"CMS.INITBYDIM d 100 5", "OK"}, {"CMS.INITBYDIM s 100 5", "OK"}})
+	const incrs = 2000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range incrs {
+			commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv("CMS.INCRBY", "d", "x", "1"))
+		}
+	}()
+	merges := 0
+	for running := true; running; merges++ {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		got, _ := commandtest.Run(e.tab, e.store, e.cfg, 2, commandtest.Argv("CMS.MERGE", "d", "2", "d", "s"))
+		if got != "+OK\r\n" && !strings.Contains(got, "kept changing") {
+			t.Fatalf("MERGE: %q", got)
+		}
+	}
+	e.run([]step{{"CMS.QUERY d x", fmt.Sprintf("[%d]", incrs)}, {"CMS.INFO d", info("100", "5", fmt.Sprint(incrs))}})
+	t.Logf("%d merges ran alongside %d increments", merges, incrs)
+}
+
 // The ACL categories and flags of spec "Conventions".
 func TestSpecMeta(t *testing.T) {
 	tab, _ := app.Tables()

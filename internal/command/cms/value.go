@@ -2,6 +2,7 @@ package cms
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/probly/probly/cms"
 	"github.com/probly/probly/internal/keyspace"
@@ -20,9 +21,19 @@ const valueOverhead = 96
 type Value struct {
 	S     *cms.Sketch
 	cells uint64 // S's Width·Depth, for MemoryUsage (read after every write)
+	// gen changes with every write (a number no other value has had):
+	// CMS.MERGE tells by it whether its destination changed while it read
+	// it as a source. A clone (copy-on-write for snapshots) keeps it.
+	gen uint64
 }
 
-func wrap(s *cms.Sketch) *Value { return &Value{S: s, cells: s.Stats().M} }
+// gens numbers the generations of all values.
+var gens atomic.Uint64
+
+func wrap(s *cms.Sketch) *Value { return &Value{S: s, cells: s.Stats().M, gen: gens.Add(1)} }
+
+// touch marks a write to v (under its key's write lock).
+func (v *Value) touch() { v.gen = gens.Add(1) }
 
 func newValue(width uint64, depth uint32) (*Value, error) {
 	s, err := cms.NewWithConfig(cms.Config{Width: width, Depth: depth, Hash: cms.HashMurmur2})
@@ -42,7 +53,11 @@ func (v *Value) MemoryUsage() uint64 { return memoryUsage(v.cells) }
 func memoryUsage(cells uint64) uint64 { return valueOverhead + 4*cells }
 
 // Clone implements keyspace.Value.
-func (v *Value) Clone() keyspace.Value { return wrap(v.S.Clone()) }
+func (v *Value) Clone() keyspace.Value {
+	c := wrap(v.S.Clone())
+	c.gen = v.gen
+	return c
+}
 
 // MarshalBinary is the snapshot (and _CMS.LOAD) payload: the cms
 // package's encoding (docs/FORMATS.md, "Count-min sketch").
