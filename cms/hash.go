@@ -32,16 +32,16 @@ const (
 	// places every item in the same cells as RedisBloom's. It costs one
 	// hash of the key per row, and widths above 2^32 leave the columns
 	// beyond 2^32 unused.
-	HashMurmur2 HashID = binfmt.HashMurmur2Rows
+	HashMurmur2 HashID = binfmt.HashMurmur2
 )
 
-// String returns "xxh3-128", "murmur2-rows" or "hash#N".
+// String returns "xxh3-128", "murmur2" or "hash#N".
 func (id HashID) String() string {
 	switch id {
 	case HashXXH3:
 		return "xxh3-128"
 	case HashMurmur2:
-		return "murmur2-rows"
+		return "murmur2"
 	}
 	return fmt.Sprintf("hash#%d", uint16(id))
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/probly/probly/internal/command/generic"
 	"github.com/probly/probly/internal/command/pf"
 	"github.com/probly/probly/internal/command/str"
+	"github.com/probly/probly/internal/command/topk"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/follow"
 	"github.com/probly/probly/internal/keyspace"
@@ -105,6 +106,7 @@ func Tables() (*command.Table, *config.Registry) {
 	bf.Register(t, cfg)
 	pf.Register(t, cfg)
 	cf.Register(t, cfg)
+	topk.Register(t, cfg)
 	cms.Register(t, cfg)
 	follow.Register(t)
 	cfg.AcceptMemoryUnits(memoryUnitParams...)
@@ -127,6 +129,8 @@ func Decode(typeName string, data []byte) (keyspace.Value, error) {
 		return rediscuckoo.UnmarshalFilter(data, rediscuckoo.MaxBudget)
 	case strval.TypeName:
 		return strval.Unmarshal(data)
+	case topk.TypeName:
+		return topk.Unmarshal(data)
 	case cms.TypeName:
 		return cms.Unmarshal(data)
 	}
@@ -175,6 +179,7 @@ func Run(ctx context.Context, o Options) error {
 	// allocation would be a fatal out-of-memory error.
 	command.SetAllocLimit(availableMemory())
 	replay := Replayer(table, cfg, store)
+	store.SetLoading(true) // nothing expires while the log replays (as Redis)
 	db, err := persist.Open(persist.Options{Dir: o.Dir, Fsync: o.AppendFsync, Logger: log,
 		// Redis's AOF buffer: the server writes it once per batch (Wait).
 		BufferAppends: true,
@@ -192,8 +197,11 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("%w: %w", ErrRecovery, err)
 	}
 	defer db.Close()
+	store.SetLoading(false)
 	log.Info("recovered", "dir", o.Dir, "keys", store.Len(), "aof_records", records, "took", time.Since(start).Round(time.Millisecond))
 	store.SetLogger(db)
+	stopExpiry := store.StartActiveExpire()
+	defer stopExpiry()
 	if err := auto.start(db, store); err != nil {
 		return err
 	}
@@ -233,6 +241,7 @@ func Run(ctx context.Context, o Options) error {
 		log.Error("shutdown", "err", err)
 	}
 	fol.close() // stops writing before the log closes
+	stopExpiry()
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("app: closing the log: %w", err)
 	}

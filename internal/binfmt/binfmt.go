@@ -42,12 +42,13 @@ const (
 	KindStable   Kind = 5 // bloom.Stable
 	KindSBBF     Kind = 6 // bloom.SBBF
 	KindCountMin Kind = 7 // cms.Sketch
+	KindTopK     Kind = 8 // topk.Sketch
 
-	kindLast = KindCountMin // the highest registered kind
+	kindLast = KindTopK // the highest registered kind
 )
 
 // String returns "classic", "scalable", "cuckoo", "counting", "stable",
-// "sbbf", "count-min" or "kind#N".
+// "sbbf", "count-min", "topk" or "kind#N".
 func (k Kind) String() string {
 	switch k {
 	case KindClassic:
@@ -64,6 +65,8 @@ func (k Kind) String() string {
 		return "sbbf"
 	case KindCountMin:
 		return "count-min"
+	case KindTopK:
+		return "topk"
 	}
 	return fmt.Sprintf("kind#%d", uint8(k))
 }
@@ -77,7 +80,7 @@ const (
 	HashXXH3_64       = 3 // "xxh3-64", cuckoo: XXH3-64 with the seed
 	HashMurmur64A     = 4 // "murmur64a-single", cuckoo: MurmurHash64A with the seed
 	HashXXH64         = 5 // "xxh64", split-block: XXH64 with the seed (Parquet: seed 0)
-	HashMurmur2Rows   = 6 // "murmur2-rows", count-min: row i hashed by 32-bit MurmurHash2 with seed (seed + i) mod 2^32 (RedisBloom: seed 0)
+	HashMurmur2       = 6 // "murmur2", 32-bit MurmurHash2 (RedisBloom's count-min and top-k), seeds per structure
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -74,21 +74,11 @@ short names), and prints the estimate's relative error.`,
 			if precision < hll.MinPrecision || precision > hll.MaxPrecision {
 				return usagef("count: --precision %d is outside [%d, %d]", precision, hll.MinPrecision, hll.MaxPrecision)
 			}
-			switch format {
-			case "lines":
-				if field != 0 || header {
-					return usagef("count: --field and --header need --format csv or tsv")
-				}
-			case "csv", "tsv":
-				if field < 0 {
-					return usagef("count: --field %d: fields are numbered from 1", field)
-				}
-				if field == 0 {
-					field = 1
-				}
-			default:
-				return usagef("count: unknown --format %q (lines, csv or tsv)", format)
+			in := valueInput{format: format, field: field, header: header}
+			if err := in.check("count"); err != nil {
+				return err
 			}
+			field = in.field
 			sk, err := hll.New(uint8(precision))
 			if err != nil {
 				return usageError{err: err}
@@ -106,37 +96,7 @@ short names), and prints the estimate's relative error.`,
 					}
 				}
 			}
-			stdin, stderr := cmd.InOrStdin(), cmd.ErrOrStderr()
-			switch format {
-			case "lines":
-				err = forEachLine(args, stdin, stderr, "counting", false, func(line []byte) error {
-					res.Records++
-					add(line)
-					return nil
-				})
-			case "tsv":
-				err = forEachLine(args, stdin, stderr, "counting", header, func(line []byte) error {
-					if len(line) == 0 {
-						return nil
-					}
-					res.Records++
-					if v, ok := tsvField(line, field); ok {
-						add(v)
-					} else {
-						res.Skipped++
-					}
-					return nil
-				})
-			case "csv":
-				err = forEachCSVRecord(args, stdin, stderr, "counting", header, func(rec []string) {
-					res.Records++
-					if field <= len(rec) {
-						add([]byte(rec[field-1]))
-					} else {
-						res.Skipped++
-					}
-				})
-			}
+			res.Records, res.Skipped, err = in.each(cmd, args, "counting", add)
 			if err != nil {
 				return err
 			}

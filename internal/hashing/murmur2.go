@@ -3,13 +3,12 @@ package hashing
 import "encoding/binary"
 
 // Murmur2 is Austin Appleby's 32-bit MurmurHash2 (public domain, SMHasher)
-// with the given seed: m = 0x5bd1e995, r = 24, h = seed ^ len(data),
-// 4-byte blocks read little-endian on every platform, a tail of up to 3
-// bytes and the final mix h ^= h>>13; h *= m; h ^= h>>15. This is the
-// function of RedisBloom's MurmurHash2.c, which its count-min sketch (row i
-// uses seed i) and top-k (rows and the fingerprint seed 1919) call, so the
-// server's CMS and TopK place items in the same cells as RedisBloom. It is
-// pinned: values it returns may be persisted.
+// with the given seed: h = seed ^ len, 4-byte blocks read little-endian on
+// every platform, a tail of up to 3 bytes and the final avalanche, as in
+// RedisBloom's MurmurHash2.c (on the little-endian machines it runs on).
+// RedisBloom hashes count-min rows (seed = row) and top-k buckets (seed =
+// row) and fingerprints (seed 1919) with it. It is pinned: values it
+// returns may be persisted.
 //
 // Cost: about one multiply-xor round per 4 bytes; no allocation.
 func Murmur2(data []byte, seed uint32) uint32 {
