@@ -26,6 +26,7 @@ import (
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/bf"
 	"github.com/probly/probly/internal/command/cf"
+	"github.com/probly/probly/internal/command/cms"
 	"github.com/probly/probly/internal/command/generic"
 	"github.com/probly/probly/internal/command/pf"
 	"github.com/probly/probly/internal/command/str"
@@ -108,6 +109,7 @@ func Tables() (*command.Table, *config.Registry) {
 	pf.Register(t, cfg)
 	cf.Register(t, cfg)
 	topk.Register(t, cfg)
+	cms.Register(t, cfg)
 	follow.Register(t)
 	cfg.AcceptMemoryUnits(memoryUnitParams...)
 	return t, cfg
@@ -135,6 +137,8 @@ func init() {
 		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return strval.Unmarshal(data) }})
 	codec.Register(topk.TypeName, codec.Decoder{
 		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return topk.Unmarshal(data) }})
+	codec.Register(cms.TypeName, codec.Decoder{
+		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return cms.Unmarshal(data) }})
 }
 
 // Decode turns a snapshot record into a value by its type name, through

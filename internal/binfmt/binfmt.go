@@ -41,12 +41,14 @@ const (
 	KindCounting Kind = 4 // bloom.Counting
 	KindStable   Kind = 5 // bloom.Stable
 	KindSBBF     Kind = 6 // bloom.SBBF
-	// 7 is the count-min sketch's (issue 17, another branch).
-	KindTopK Kind = 8 // topk.Sketch
+	KindCountMin Kind = 7 // cms.Sketch
+	KindTopK     Kind = 8 // topk.Sketch
+
+	kindLast = KindTopK // the highest registered kind
 )
 
 // String returns "classic", "scalable", "cuckoo", "counting", "stable",
-// "sbbf", "topk" or "kind#N".
+// "sbbf", "count-min", "topk" or "kind#N".
 func (k Kind) String() string {
 	switch k {
 	case KindClassic:
@@ -61,6 +63,8 @@ func (k Kind) String() string {
 		return "stable"
 	case KindSBBF:
 		return "sbbf"
+	case KindCountMin:
+		return "count-min"
 	case KindTopK:
 		return "topk"
 	}
@@ -120,7 +124,7 @@ func PeekKind(data []byte) (Kind, error) {
 		return 0, err
 	}
 	k := Kind(data[5])
-	if (k < KindClassic || k > KindSBBF) && k != KindTopK {
+	if k < KindClassic || k > kindLast {
 		return 0, fmt.Errorf("%w: unknown kind %d", c.Format, data[5])
 	}
 	return k, nil

@@ -39,11 +39,12 @@ const (
 	ACLBloom  // RedisBloom's Bloom filter commands (BF.*)
 	ACLCuckoo // RedisBloom's cuckoo filter commands (CF.*)
 	ACLTopK   // RedisBloom's top-k commands (TOPK.*)
+	ACLCms    // RedisBloom's count-min sketch commands (CMS.*)
 )
 
 var aclNames = [...]string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
 	"hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection",
-	"transaction", "scripting", "bloom", "cuckoo", "topk"}
+	"transaction", "scripting", "bloom", "cuckoo", "topk", "cms"}
 
 // Names returns the categories in c as Redis writes them ("@read",
 // "@string", "@fast"), in Redis's order.

@@ -120,7 +120,7 @@ func b2f(b bool) float64 {
 // --- key space and filters ---
 
 var (
-	descKeys       = desc("keys", "Keys by type (the TYPE reply: MBbloom--, MBbloomCF, string).", "type")
+	descKeys       = desc("keys", "Keys by type (the TYPE reply: MBbloom--, MBbloomCF, TopK-TYPE, CMSk-TYPE, string).", "type")
 	descUsedMemory = desc("used_memory_bytes", "Approximate memory of the key space: key lengths plus each value's MemoryUsage (INFO used_memory).")
 
 	filterLabels   = []string{"key", "type"}

@@ -103,6 +103,7 @@ func index(tab *command.Table) []byte {
 	sections := []section{
 		{"Bloom filter (RedisBloom)", module("bf.")},
 		{"Cuckoo filter (RedisBloom)", module("cf.")},
+		{"Count-min sketch (RedisBloom)", module("cms.")},
 		{"Top-k (RedisBloom)", module("topk.")},
 		{"HyperLogLog", group(command.GroupHyperLogLog)},
 		{"Strings", group(command.GroupString)},
