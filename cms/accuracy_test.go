@@ -15,10 +15,12 @@ import (
 // estimate is below the truth, and the estimates above truth + ε·N are at
 // most a δ fraction of the queries up to a binomial interval (mean + 5
 // standard deviations + 1). Queries: every key of the stream plus 100,000
-// keys never added. 1M items by default, 10M with PROBLY_FULL=1.
+// keys never added. 1M items by default, 10M with PROBLY_FULL=1 (without -race).
 func TestAccuracy(t *testing.T) {
 	n := 1_000_000
-	if testutil.FullEnabled() {
+	// The 10M form runs without -race (.ci/run): the race detector makes
+	// it take tens of minutes.
+	if testutil.FullEnabled() && !testutil.Race {
 		n = 10_000_000
 	}
 	const eps, delta = 0.0005, 0.05

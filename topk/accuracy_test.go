@@ -84,5 +84,8 @@ func TestRecallZipf1M(t *testing.T) { testRecall(t, 1_000_000, 1) }
 
 func TestRecallZipf10M(t *testing.T) {
 	testutil.Full(t)
+	if testutil.Race {
+		t.Skip("the 10M form runs without -race (.ci/run); the race detector makes it take tens of minutes")
+	}
 	testRecall(t, 10_000_000, 3)
 }
