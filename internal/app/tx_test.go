@@ -21,9 +21,9 @@ import (
 )
 
 // Transactions through go-redis against the full server (issue 15.1).
-// The counter in these tests is a string updated with GET/SET inside the
+// The Watch test's counter is a string updated with GET/SET inside the
 // transaction (the optimistic-locking pattern of go-redis's Watch
-// example); INCR is added by another change.
+// example), next to an INCR counter in the same transaction.
 
 // TxPipelined (MULTI … EXEC) over a filter, a string and an HLL, then a
 // transaction with a queued error (applies nothing) and one with a
@@ -107,6 +107,7 @@ func TestTxGoRedisWatch(t *testing.T) {
 						}
 						_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 							pipe.Set(ctx, "counter", n+1, 0)
+							pipe.Incr(ctx, "incrs")
 							pipe.BFAdd(ctx, "items", item)
 							return nil
 						})
@@ -132,6 +133,9 @@ func TestTxGoRedisWatch(t *testing.T) {
 	if n, err := c.Get(ctx, "counter").Int(); err != nil || n != workers*each {
 		t.Fatalf("counter = %d, %v; want %d", n, err, workers*each)
 	}
+	if n, err := c.Get(ctx, "incrs").Int(); err != nil || n != workers*each {
+		t.Fatalf("INCR counter = %d, %v; want %d (one INCR per committed transaction)", n, err, workers*each)
+	}
 	for w := range workers {
 		for i := range each {
 			if ok, _ := c.BFExists(ctx, "items", fmt.Sprintf("w%d-%d", w, i)).Result(); !ok {
@@ -143,9 +147,9 @@ func TestTxGoRedisWatch(t *testing.T) {
 }
 
 // Atomicity under concurrency: writers each commit transactions
-// BF.ADD k x; APPEND c:w x; SET s:w n; PFADD h x, while readers read the
+// BF.ADD k x; INCR c:w; SET s:w n; PFADD h x, while readers read the
 // whole state in read-only transactions and never see part of one: for
-// every writer STRLEN c:w equals s:w, that writer's first n items are in
+// every writer GET c:w equals s:w, that writer's first n items are in
 // the filter, and PFCOUNT h (elements in distinct registers, so exact)
 // equals the total number of committed transactions. 1 round; 20 with
 // PROBLY_FULL=1.
@@ -184,7 +188,7 @@ func atomicRound(t *testing.T, c *redis.Client, round int) {
 				x := elems[w*each+j]
 				_, err := c.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 					pipe.BFAdd(ctx, "k", x)
-					pipe.Append(ctx, fmt.Sprintf("c:%d", w), "x")
+					pipe.Incr(ctx, fmt.Sprintf("c:%d", w))
 					pipe.Set(ctx, fmt.Sprintf("s:%d", w), j+1, 0)
 					pipe.PFAdd(ctx, "h", x)
 					return nil
@@ -202,13 +206,12 @@ func atomicRound(t *testing.T, c *redis.Client, round int) {
 		go func() {
 			defer rg.Done()
 			for !done.Load() {
-				var lens []*redis.IntCmd
-				var sets []*redis.StringCmd
+				var lens, sets []*redis.StringCmd
 				var pf *redis.IntCmd
 				var ex *redis.BoolSliceCmd
 				_, err := c.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 					for w := range writers {
-						lens = append(lens, pipe.StrLen(ctx, fmt.Sprintf("c:%d", w)))
+						lens = append(lens, pipe.Get(ctx, fmt.Sprintf("c:%d", w)))
 						sets = append(sets, pipe.Get(ctx, fmt.Sprintf("s:%d", w)))
 					}
 					pf = pipe.PFCount(ctx, "h")
@@ -225,10 +228,10 @@ func atomicRound(t *testing.T, c *redis.Client, round int) {
 				}
 				total := int64(0)
 				for w := range writers {
-					n := lens[w].Val()
+					n, _ := strconv.ParseInt(lens[w].Val(), 10, 64) // "" (nil) → 0
 					sv, _ := strconv.ParseInt(sets[w].Val(), 10, 64) // "" (nil) → 0
 					if n != sv {
-						fail <- fmt.Errorf("reader saw half a transaction of writer %d: STRLEN c = %d, s = %d", w, n, sv)
+						fail <- fmt.Errorf("reader saw half a transaction of writer %d: GET c = %d, s = %d", w, n, sv)
 						return
 					}
 					for j := range n {
@@ -316,7 +319,7 @@ func TestTxCrashAlways(t *testing.T) {
 				for j := next[w]; ; j++ {
 					_, err := c.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 						pipe.Set(ctx, fmt.Sprintf("t:%d:%d", w, j), "v", 0)
-						pipe.Append(ctx, fmt.Sprintf("c:%d", w), "x")
+						pipe.Incr(ctx, fmt.Sprintf("c:%d", w))
 						pipe.BFAdd(ctx, fmt.Sprintf("f:%d", w), strconv.Itoa(j))
 						return nil
 					})
