@@ -10,7 +10,7 @@ import (
 // Vectors of spec redis-sketches.md §4.4, at the library level (the
 // server's tests check the same vectors on the wire).
 
-func mustNew(t *testing.T, c int, vals ...float64) *Digest {
+func mustNew(t testing.TB, c int, vals ...float64) *Digest {
 	t.Helper()
 	d, err := New(c)
 	if err != nil {

@@ -41,10 +41,11 @@ const (
 	KindCounting Kind = 4 // bloom.Counting
 	KindStable   Kind = 5 // bloom.Stable
 	KindSBBF     Kind = 6 // bloom.SBBF
+	KindTDigest  Kind = 9 // tdigest.Digest (7 and 8: count-min and top-k)
 )
 
 // String returns "classic", "scalable", "cuckoo", "counting", "stable",
-// "sbbf" or "kind#N".
+// "sbbf", "tdigest" or "kind#N".
 func (k Kind) String() string {
 	switch k {
 	case KindClassic:
@@ -59,6 +60,8 @@ func (k Kind) String() string {
 		return "stable"
 	case KindSBBF:
 		return "sbbf"
+	case KindTDigest:
+		return "tdigest"
 	}
 	return fmt.Sprintf("kind#%d", uint8(k))
 }
@@ -115,7 +118,7 @@ func PeekKind(data []byte) (Kind, error) {
 		return 0, err
 	}
 	k := Kind(data[5])
-	if k < KindClassic || k > KindSBBF {
+	if (k < KindClassic || k > KindSBBF) && k != KindTDigest {
 		return 0, fmt.Errorf("%w: unknown kind %d", c.Format, data[5])
 	}
 	return k, nil

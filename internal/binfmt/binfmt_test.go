@@ -50,7 +50,7 @@ func TestPeekKind(t *testing.T) {
 		}
 	}
 	names := map[Kind]string{KindClassic: "classic", KindScalable: "scalable", KindCuckoo: "cuckoo",
-		KindCounting: "counting", KindStable: "stable", KindSBBF: "sbbf", 9: "kind#9"}
+		KindCounting: "counting", KindStable: "stable", KindSBBF: "sbbf", KindTDigest: "tdigest", 10: "kind#10"}
 	for k, s := range names {
 		if k.String() != s {
 			t.Errorf("Kind(%d).String() = %q, want %q", k, k.String(), s)
