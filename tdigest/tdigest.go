@@ -149,12 +149,6 @@ func addInt64(a, b int64) (int64, bool) {
 // (upstream's MOD-13821, kept).
 func (d *Digest) Compress() { d.compress() }
 
-// needsCompress reports whether compress would change the digest (it
-// changes nothing when the buffer is empty or the total weight ≤ 1).
-func (d *Digest) needsCompress() bool {
-	return len(d.nodes) > d.merged && float64(d.mergedWeight)+float64(d.unmergedWeight) > 1
-}
-
 func (d *Digest) compress() {
 	if len(d.nodes) == d.merged {
 		return

@@ -27,6 +27,7 @@ import (
 	"github.com/probly/probly/internal/command/generic"
 	"github.com/probly/probly/internal/command/pf"
 	"github.com/probly/probly/internal/command/str"
+	tdcmd "github.com/probly/probly/internal/command/tdigest"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/follow"
 	"github.com/probly/probly/internal/keyspace"
@@ -104,6 +105,7 @@ func Tables() (*command.Table, *config.Registry) {
 	bf.Register(t, cfg)
 	pf.Register(t, cfg)
 	cf.Register(t, cfg)
+	tdcmd.Register(t, cfg)
 	follow.Register(t)
 	cfg.AcceptMemoryUnits(memoryUnitParams...)
 	return t, cfg
@@ -125,6 +127,8 @@ func Decode(typeName string, data []byte) (keyspace.Value, error) {
 		return rediscuckoo.UnmarshalFilter(data, rediscuckoo.MaxBudget)
 	case strval.TypeName:
 		return strval.Unmarshal(data)
+	case tdcmd.TypeName:
+		return tdcmd.Decode(data)
 	}
 	return nil, fmt.Errorf("app: snapshot holds unknown type %q", typeName)
 }

@@ -36,13 +36,14 @@ const (
 	ACLConnection
 	ACLTransaction
 	ACLScripting
-	ACLBloom  // RedisBloom's Bloom filter commands (BF.*)
-	ACLCuckoo // RedisBloom's cuckoo filter commands (CF.*)
+	ACLBloom   // RedisBloom's Bloom filter commands (BF.*)
+	ACLCuckoo  // RedisBloom's cuckoo filter commands (CF.*)
+	ACLTDigest // RedisBloom's t-digest commands (TDIGEST.*)
 )
 
 var aclNames = [...]string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
 	"hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection",
-	"transaction", "scripting", "bloom", "cuckoo"}
+	"transaction", "scripting", "bloom", "cuckoo", "tdigest"}
 
 // Names returns the categories in c as Redis writes them ("@read",
 // "@string", "@fast"), in Redis's order.
