@@ -141,15 +141,18 @@ func (r *Reply) Set(n int) {
 	r.W.WriteArray(n)
 }
 
-// Double writes a RESP3 double (,x) or, in RESP2, a bulk string.
+// Double writes a RESP3 double (,x) or, in RESP2, a bulk string, spelled
+// as Redis 8 spells doubles (AppendDouble).
 func (r *Reply) Double(f float64) {
 	r.Writes++
-	s := strconv.FormatFloat(f, 'g', 17, 64)
+	var buf [40]byte
 	if r.Proto >= 3 {
-		r.W.WriteRaw([]byte("," + s + "\r\n"))
+		b := append(buf[:0], ',')
+		b = AppendDouble(b, f)
+		r.W.WriteRaw(append(b, '\r', '\n'))
 		return
 	}
-	r.W.WriteBulkString(s)
+	r.W.WriteBulk(AppendDouble(buf[:0], f))
 }
 
 // Verbatim writes a RESP3 verbatim string of format "txt" (=len\r\ntxt:s)
