@@ -24,8 +24,9 @@ import (
 //	20      4     reserved, 0
 //	24      8     min (float64 bits; +MaxFloat64 when empty)
 //	32      8     max (float64 bits; −MaxFloat64 when empty)
-//	40      8     merged weight (int64, = Σ weights of the M centroids)
-//	48      8     unmerged weight (int64, = Σ weights of the U buffered nodes)
+//	40      8     merged weight (int64; Σ of the M centroids' weights, rounded
+//	              through a double as t-digest-c stores it)
+//	48      8     unmerged weight (int64, Σ of the U buffered nodes' weights)
 //	56      8     compressions (int64 ≥ 0)
 //	64      4     CRC-32C of bytes [0, 64)
 //	68      16·N  N = M + U nodes: mean (float64 bits, finite), weight (int64 ≥ 1)
@@ -156,7 +157,10 @@ func (p parsed) build(body []byte) (*Digest, error) {
 		sums[part] = s
 		nodes[i] = node{mean, w}
 	}
-	if sums[0] != p.mw || sums[1] != p.uw {
+	// The header's weights are not required to equal the sums: a
+	// compression stores (int64)(double total), which rounds above 2^53,
+	// as t-digest-c does.
+	if (sums[0] == 0) != (p.mw == 0) || (sums[1] == 0) != (p.uw == 0) {
 		return nil, codec.Formatf("node weights %d+%d, header %d+%d", sums[0], sums[1], p.mw, p.uw)
 	}
 	return &Digest{compression: float64(p.compression), cap: Capacity(p.compression), min: p.min, max: p.max,
@@ -165,7 +169,7 @@ func (p parsed) build(body []byte) (*Digest, error) {
 
 // UnmarshalBinary implements encoding.BinaryUnmarshaler: exactly one
 // encoding. Everything is validated before d changes (the header, both
-// CRCs, every node: finite means, weights ≥ 1 summing to the header's);
+// CRCs, every node: finite means, weights ≥ 1 without overflow);
 // it allocates only the nodes data holds. Errors: ErrFormat, ErrVersion,
 // ErrChecksum, io.ErrUnexpectedEOF.
 func (d *Digest) UnmarshalBinary(data []byte) error {

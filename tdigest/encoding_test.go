@@ -96,7 +96,7 @@ func TestEncodingErrors(t *testing.T) {
 		{"compression huge", mod(func(b []byte) { binary.LittleEndian.PutUint32(b[8:], MaxCompression+1) }), ErrFormat},
 		{"too many nodes", mod(func(b []byte) { binary.LittleEndian.PutUint32(b[12:], 1<<30) }), ErrFormat},
 		{"reserved", mod(func(b []byte) { b[6] = 1 }), ErrFormat},
-		{"weight sum", mod(func(b []byte) { b[40]++ }), ErrFormat},
+		{"weight without nodes", mod(func(b []byte) { binary.LittleEndian.PutUint64(b[48:], 0) }), ErrFormat},
 		{"negative weight", mod(func(b []byte) { binary.LittleEndian.PutUint64(b[56:], 1<<63) }), ErrFormat},
 		{"nan mean", mod(func(b []byte) { binary.LittleEndian.PutUint64(b[hdrLen:], math.Float64bits(math.NaN())) }), ErrFormat},
 		{"zero weight", mod(func(b []byte) { binary.LittleEndian.PutUint64(b[hdrLen+8:], 0) }), ErrFormat},

@@ -103,6 +103,7 @@ func index(tab *command.Table) []byte {
 	sections := []section{
 		{"Bloom filter (RedisBloom)", module("bf.")},
 		{"Cuckoo filter (RedisBloom)", module("cf.")},
+		{"t-digest (RedisBloom)", module("tdigest.")},
 		{"HyperLogLog", group(command.GroupHyperLogLog)},
 		{"Strings", group(command.GroupString)},
 		{"Keys", group(command.GroupGeneric)},

@@ -491,7 +491,7 @@ func (h *handlers) load(c *command.Ctx) {
 	key := c.Args[1]
 	v, err := Decode(c.Args[2])
 	if err != nil {
-		c.R.Error(errLoadArgs)
+		c.R.Error(errLoadArgs + ": " + err.Error())
 		return
 	}
 	if !c.Reserve(uint64(len(key)) + v.MemoryUsage()) {
