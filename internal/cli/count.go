@@ -43,11 +43,9 @@ type countResult struct {
 func newCountCmd() *cobra.Command {
 	var (
 		precision int
-		field     int
-		format    string
+		in        fieldInput
 		exact     bool
 		asJSON    bool
-		header    bool
 	)
 	c := &cobra.Command{
 		Use:   "count [--field N --format csv|tsv [--header]] [--exact] [--json] [INPUT...]",
@@ -74,26 +72,14 @@ short names), and prints the estimate's relative error.`,
 			if precision < hll.MinPrecision || precision > hll.MaxPrecision {
 				return usagef("count: --precision %d is outside [%d, %d]", precision, hll.MinPrecision, hll.MaxPrecision)
 			}
-			switch format {
-			case "lines":
-				if field != 0 || header {
-					return usagef("count: --field and --header need --format csv or tsv")
-				}
-			case "csv", "tsv":
-				if field < 0 {
-					return usagef("count: --field %d: fields are numbered from 1", field)
-				}
-				if field == 0 {
-					field = 1
-				}
-			default:
-				return usagef("count: unknown --format %q (lines, csv or tsv)", format)
+			if err := in.check("count"); err != nil {
+				return err
 			}
 			sk, err := hll.New(uint8(precision))
 			if err != nil {
 				return usageError{err: err}
 			}
-			res := countResult{Precision: uint8(precision), Registers: 1 << uint8(precision), Format: format, Field: field}
+			res := countResult{Precision: uint8(precision), Registers: 1 << uint8(precision), Format: in.format, Field: in.field}
 			var seen map[string]struct{}
 			if exact {
 				seen = make(map[string]struct{})
@@ -106,37 +92,11 @@ short names), and prints the estimate's relative error.`,
 					}
 				}
 			}
-			stdin, stderr := cmd.InOrStdin(), cmd.ErrOrStderr()
-			switch format {
-			case "lines":
-				err = forEachLine(args, stdin, stderr, "counting", false, func(line []byte) error {
-					res.Records++
-					add(line)
+			res.Records, res.Skipped, err = in.each(args, cmd.InOrStdin(), cmd.ErrOrStderr(), "counting",
+				func(_ inputPos, v []byte) error {
+					add(v)
 					return nil
 				})
-			case "tsv":
-				err = forEachLine(args, stdin, stderr, "counting", header, func(line []byte) error {
-					if len(line) == 0 {
-						return nil
-					}
-					res.Records++
-					if v, ok := tsvField(line, field); ok {
-						add(v)
-					} else {
-						res.Skipped++
-					}
-					return nil
-				})
-			case "csv":
-				err = forEachCSVRecord(args, stdin, stderr, "counting", header, func(rec []string) {
-					res.Records++
-					if field <= len(rec) {
-						add([]byte(rec[field-1]))
-					} else {
-						res.Skipped++
-					}
-				})
-			}
 			if err != nil {
 				return err
 			}
@@ -165,11 +125,9 @@ short names), and prints the estimate's relative error.`,
 	}
 	c.Flags().IntVarP(&precision, "precision", "p", hll.DefaultPrecision,
 		fmt.Sprintf("HyperLogLog precision p in [%d, %d]: 2^p registers, standard error 1.04/√(2^p)", hll.MinPrecision, hll.MaxPrecision))
-	c.Flags().IntVarP(&field, "field", "f", 0, "count field N (1-based) of each record (csv, tsv; default 1)")
-	c.Flags().StringVar(&format, "format", "lines", "input format: lines, csv or tsv")
+	in.addFlags(c, "count")
 	c.Flags().BoolVar(&exact, "exact", false, "also count exactly in memory and print the estimate's relative error")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	c.Flags().BoolVar(&header, "header", false, "skip the first line or record of every input, a header row (csv, tsv)")
 	return c
 }
 
@@ -245,12 +203,21 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 // when it is a terminal and the input sizes are known. Records never span
 // files. The slice passed to fn is only valid during the call.
 func forEachCSVRecord(names []string, stdin io.Reader, stderr io.Writer, desc string, skipFirst bool, fn func(rec []string)) error {
+	return forEachCSVRecordAt(names, stdin, stderr, desc, skipFirst, func(_ inputPos, rec []string) error {
+		fn(rec)
+		return nil
+	})
+}
+
+// forEachCSVRecordAt is forEachCSVRecord that also passes each record's
+// position (the line it starts on) and stops at fn's first error.
+func forEachCSVRecordAt(names []string, stdin io.Reader, stderr io.Writer, desc string, skipFirst bool, fn func(at inputPos, rec []string) error) error {
 	return forEachInput(names, stdin, stderr, desc, func(name string, r io.Reader) error {
 		return readCSV(name, r, skipFirst, fn)
 	})
 }
 
-func readCSV(name string, r io.Reader, skipFirst bool, fn func(rec []string)) error {
+func readCSV(name string, r io.Reader, skipFirst bool, fn func(at inputPos, rec []string) error) error {
 	// The bufio.Reader holds at most csvReadAhead unconsumed bytes, so
 	// reading past InputOffset()+maxLine+csvReadAhead means the current
 	// record alone is longer than maxLine.
@@ -270,7 +237,10 @@ func readCSV(name string, r io.Reader, skipFirst bool, fn func(rec []string)) er
 		if skipFirst {
 			skipFirst = false
 		} else {
-			fn(rec)
+			line, _ := cr.FieldPos(0)
+			if err := fn(inputPos{name, line}, rec); err != nil {
+				return err
+			}
 		}
 		bounded.limit = cr.InputOffset() + maxLine + csvReadAhead
 	}
