@@ -4,22 +4,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/probly/probly/internal/app"
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/commandtest"
-	"github.com/probly/probly/internal/command/generic"
-	"github.com/probly/probly/internal/command/str"
-	tdcmd "github.com/probly/probly/internal/command/tdigest"
 	"github.com/probly/probly/internal/config"
 )
 
-func table() (*command.Table, *config.Registry) {
-	t := command.NewTable()
-	cfg := config.New()
-	generic.Register(t, cfg)
-	str.Register(t, cfg)
-	tdcmd.Register(t, cfg)
-	return t, cfg
-}
+// table is the server's command table (TDIGEST.* with SET, TYPE …).
+func table() (*command.Table, *config.Registry) { return app.Tables() }
 
 // TestTranscripts replays RedisBloom's recorded t-digest transcripts in
 // RESP2 and RESP3: every reply must match (doubles by value).
