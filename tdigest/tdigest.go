@@ -32,8 +32,8 @@ type node struct {
 	weight int64
 }
 
-// Digest is a merging t-digest. The zero value is not usable: build one
-// with New or NewWithConfig.
+// Digest is a merging t-digest. Build one with New or NewWithConfig (or
+// decode one into a zero Digest); Add on a zero Digest panics.
 type Digest struct {
 	compression float64
 	cap         int
@@ -101,6 +101,9 @@ func (d *Digest) AddWeighted(x float64, w uint64) error {
 // add is td_add: compress when the array is full, check for overflow,
 // then append {x, w} to the buffer.
 func (d *Digest) add(x float64, w int64) error {
+	if d.cap == 0 {
+		panic("tdigest: Add on a zero Digest: make it with tdigest.New or tdigest.NewWithConfig")
+	}
 	if len(d.nodes) >= d.cap-1 {
 		d.compress()
 	}
@@ -233,7 +236,11 @@ func sortNodes(n []node) {
 // added with their weights, in order. ErrOverflow if the total weight
 // would pass math.MaxInt64; d then holds the nodes added before it.
 // d's compression is unchanged; see MergeAll for a fresh result.
+// d.Merge(d) doubles every weight's count, merging a copy.
 func (d *Digest) Merge(other *Digest) error {
+	if other == d {
+		other = d.Clone() // adding to d must not change what is read
+	}
 	d.compress()
 	other.compress()
 	for _, nd := range other.nodes {

@@ -281,3 +281,28 @@ func TestVectorQuantile500(t *testing.T) {
 	}
 	checkStats(t, d, 179, 0, 9999, 0, 4)
 }
+
+func TestSelfMergeAndZero(t *testing.T) {
+	d := mustNew(t, 50, seq(1, 1000, 1)...)
+	e := d.Clone()
+	if err := d.Merge(d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Count() != 2000 || d.Min() != 1 || d.Max() != 1000 {
+		t.Fatal(d.Stats())
+	}
+	// Self-merge adds the compressed copy's nodes into d, after d's own:
+	// the same as merging two copies into a digest holding the first.
+	x := e.Clone()
+	x.Merge(e.Clone())
+	if a, b := d.Quantile(0.3), x.Quantile(0.3); a != b || !equalDigest(d, x) {
+		t.Fatalf("self-merge %v, merge of a copy %v", a, b)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Add on a zero Digest did not panic")
+		}
+	}()
+	var z Digest
+	z.Add(1)
+}
