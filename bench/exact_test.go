@@ -18,7 +18,7 @@ func TestPositionsExact(t *testing.T) {
 	hs := []uint64{0, 1, 2, 63, 64, 1 << 32, 1<<63 - 1, 1 << 63, math.MaxUint64 - 1, math.MaxUint64}
 	for _, m := range ms {
 		for _, k := range []uint32{1, 3, 7, 20} {
-			f, err := bloom.NewWithMK(m, k)
+			f, err := bloom.NewWithConfig(bloom.Config{M: m, K: k})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,8 +81,8 @@ func TestModReduction(t *testing.T) {
 
 func TestManyEqualsSingle(t *testing.T) {
 	for _, k := range []uint32{1, 7, 37, 300} {
-		single, _ := bloom.NewWithMK(50000, k)
-		many, _ := bloom.NewWithMK(50000, k)
+		single, _ := bloom.NewWithConfig(bloom.Config{M: 50000, K: k})
+		many, _ := bloom.NewWithConfig(bloom.Config{M: 50000, K: k})
 		var keys [][]byte
 		for c := uint64(0); c < 3000; c++ {
 			key := make([]byte, 16)

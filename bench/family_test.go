@@ -378,7 +378,7 @@ var famImpls = []famImpl{
 	}},
 	{name: "probly-counting", new: func() (func([]byte), func([]byte) bool, func() uint64) {
 		f := must(bloom.NewCounting(famN, fpRate))
-		return f.Add, f.Test, func() uint64 { return f.Stats().Bytes }
+		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return f.Stats().Bytes }
 	}},
 	{name: "boom-counting", new: func() (func([]byte), func([]byte) bool, func() uint64) {
 		f := boom.NewCountingBloomFilter(uint(famN), 4, fpRate)
@@ -386,15 +386,22 @@ var famImpls = []famImpl{
 	}},
 	{name: "probly-scalable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
 		f := must(bloom.NewScalableWithConfig(bloom.ScalableConfig{Capacity: scaleHint, ErrorRate: fpRate, Growth: 2, Tightening: 0.8}))
-		return func(k []byte) { must(f.Add(k)) }, f.Test, func() uint64 { return f.Stats().Bytes }
+		return func(k []byte) {
+			if err := f.Add(k); err != nil {
+				panic(err)
+			}
+		}, f.Test, func() uint64 { return f.Stats().Bytes }
 	}},
 	{name: "boom-scalable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
 		f := boom.NewScalableBloomFilter(uint(scaleHint), fpRate, 0.8)
 		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return uint64(f.Capacity()) / 8 }
 	}},
 	{name: "probly-stable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
-		f := must(bloom.NewStable(stableM, stableD, fpRate))
-		return f.Add, f.Test, func() uint64 { return f.Stats().Bytes }
+		// The parameters of boom's filter for (m, d, p), so that both
+		// implementations run the same m, d, k and P.
+		b := boom.NewStableBloomFilter(uint(stableM), stableD, fpRate)
+		f := must(bloom.NewStableWithConfig(bloom.StableConfig{M: stableM, CellBits: stableD, K: uint32(b.K()), Decrements: uint64(b.P())}))
+		return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return f.Stats().Bytes }
 	}},
 	{name: "boom-stable", new: func() (func([]byte), func([]byte) bool, func() uint64) {
 		f := boom.NewStableBloomFilter(uint(stableM), stableD, fpRate)

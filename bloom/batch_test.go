@@ -65,7 +65,7 @@ func TestFilterTestManyEqualsTest(t *testing.T) {
 	probes := exclusiveKeys(n) // members and non-members below
 	for _, c := range batchShapes {
 		for _, seed := range []uint64{0, 0x9e3779b97f4a7c15} {
-			f, err := NewWithMK(c.m, c.k)
+			f, err := NewWithConfig(Config{M: c.m, K: c.k})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,11 +194,11 @@ func TestCountingBatchPositions(t *testing.T) {
 		m uint64
 		k uint32
 	}{{1, 1}, {17, 3}, {1000, 7}, {9587, 7}, {123_457, 13}, {65_537, countingGroup}} {
-		a, err := NewCountingWithMK(c.m, c.k)
+		a, err := NewCountingWithConfig(CountingConfig{M: c.m, K: c.k})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := NewCountingWithMK(c.m, c.k)
+		b, _ := NewCountingWithConfig(CountingConfig{M: c.m, K: c.k})
 		per := countingGroup / int(c.k)
 		var pos [countingGroup]uint64
 		for lo := 0; lo < len(keys); lo += per {

@@ -81,7 +81,7 @@ func BenchmarkCounting(b *testing.B) {
 
 func BenchmarkStableAdd(b *testing.B) {
 	keys := familyBenchKeys(1<<16, 8)
-	s, _ := NewStable(1e6, 2, 0.01)
+	s, _ := newStableMDP(1e6, 2, 0.01)
 	for i := 0; i < b.N; i++ {
 		s.Add(keys[i&(1<<16-1)])
 	}

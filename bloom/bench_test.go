@@ -94,7 +94,7 @@ func BenchmarkScalableAdd(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		_, _ = s.Add(keys[i%benchN])
+		_ = s.Add(keys[i%benchN])
 	}
 }
 
@@ -121,7 +121,7 @@ func BenchmarkClassicTestMany(b *testing.B) {
 	probes := benchKeys(nProbes, 3)
 	for _, m := range sizes {
 		n := uint64(float64(m) * math.Ln2 * math.Ln2 / -math.Log(0.01)) // keys at p = 1%
-		f, err := NewWithMK(m, 7)
+		f, err := NewWithConfig(Config{M: m, K: 7})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -46,7 +46,7 @@ func TestAddManyExclusiveEquivalence(t *testing.T) {
 			for _, chunk := range []int{1, 5, 36, 128, 1000, len(keys)} {
 				t.Run(fmt.Sprintf("m=%d/k=%d/seed=%#x/chunk=%d", c.m, c.k, seed, chunk), func(t *testing.T) {
 					mk := func() *Filter {
-						f, err := NewWithMK(c.m, c.k)
+						f, err := NewWithConfig(Config{M: c.m, K: c.k})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -64,7 +64,7 @@ func TestAddManyExclusiveEquivalence(t *testing.T) {
 					preN := want.items()
 					var added uint64
 					for _, k := range keys {
-						if want.Add(k) {
+						if newly(want.TestAndAdd(k)) {
 							added++
 						}
 					}
@@ -123,8 +123,8 @@ func TestBuilderBatches(t *testing.T) {
 		m uint64
 		k uint32
 	}{{uint64(10 * n), 7}, {1 << 20, MaxK}, {999, 1}} {
-		want, _ := NewWithMK(c.m, c.k)
-		got, _ := NewWithMK(c.m, c.k)
+		want, _ := NewWithConfig(Config{M: c.m, K: c.k})
+		got, _ := NewWithConfig(Config{M: c.m, K: c.k})
 		nk := len(keys)
 		if c.k == MaxK {
 			nk = 100

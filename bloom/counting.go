@@ -8,10 +8,6 @@ import (
 	"sync/atomic"
 )
 
-// errZeroCounter is Remove's error, preallocated: refusing a removal does
-// not allocate.
-var errZeroCounter = fmt.Errorf("%w: one of its counters is 0", ErrNotPresent)
-
 const (
 	// MaxCounters is the largest number of counters m of one Counting
 	// filter: 2^40 counters, 512 GiB. Index arithmetic is 64-bit, so every
@@ -50,7 +46,7 @@ const (
 // items and could cause false negatives later; no filter can detect that
 // case. Remove refuses every case it can detect: if one of the item's
 // counters is 0 (or, for an item whose probes repeat a counter, lower than
-// the number of its probes there) it returns ErrNotPresent and changes
+// the number of its probes there) it returns false and changes
 // nothing.
 //
 // Memory: m/2 bytes (16 counters per uint64 word) plus a fixed header.
@@ -67,7 +63,7 @@ const (
 // caller locks).
 //
 // The zero Counting is not usable; create one with NewCounting,
-// or NewCountingWithMK, or call UnmarshalBinary / ReadFrom on it. On the zero value the methods that read or change counters (Add,
+// or NewCountingWithConfig, or call UnmarshalBinary / ReadFrom on it. On the zero value the methods that read or change counters (Add,
 // Remove, Test, Count and their forms, Stats, Compatible, Merge,
 // Intersect, the encoders) panic with a message naming these; the getters
 // return zeros.
@@ -91,32 +87,50 @@ func NewCounting(n uint64, p float64) (*Counting, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := NewCountingWithMK(m, k)
-	if err != nil {
-		return nil, err
-	}
+	c := newCounting(m, k)
 	c.capacity, c.targetP = n, p
 	return c, nil
 }
 
-// NewCountingWithMK returns an empty counting filter of exactly m counters
-// and k probes. m must be in [1, MaxCounters] (0: ErrInvalidParameter,
-// more: ErrTooLarge) and k in [1, MaxK].
-func NewCountingWithMK(m uint64, k uint32) (*Counting, error) {
-	if err := checkCountingMK(m, k); err != nil {
+// CountingConfig holds the raw parameters of a Counting filter
+// (NewCountingWithConfig). Counters are 4 bits wide (CounterMax).
+type CountingConfig struct {
+	// M is the number of counters, in [1, MaxCounters].
+	M uint64
+	// K is the number of probes per key, in [1, MaxK].
+	K uint32
+	// Seed is the seed of the key hash (XXH3-128); default 0.
+	Seed uint64
+}
+
+// NewCountingWithConfig returns an empty counting filter of exactly c.M
+// counters and c.K probes, hashing keys with XXH3-128 seeded with c.Seed.
+// Errors name the field: M = 0, K = 0 or K > MaxK wrap
+// ErrInvalidParameter, M > MaxCounters ErrTooLarge. Capacity and target p
+// are unknown (0 in Stats). It allocates 8·⌈M/16⌉ bytes.
+func NewCountingWithConfig(cfg CountingConfig) (*Counting, error) {
+	if err := checkCountingMK(cfg.M, cfg.K); err != nil {
 		return nil, err
 	}
-	return &Counting{words: make([]uint64, counterWords(m)), m: m, k: k, hashID: HashXXH3_128}, nil
+	c := newCounting(cfg.M, cfg.K)
+	c.seed = cfg.Seed
+	return c, nil
+}
+
+// newCounting returns an empty Counting of m counters and k probes
+// (checked by the caller), hash HashXXH3_128 seed 0.
+func newCounting(m uint64, k uint32) *Counting {
+	return &Counting{words: make([]uint64, counterWords(m)), m: m, k: k, hashID: HashXXH3_128}
 }
 
 func checkCountingMK(m uint64, k uint32) error {
 	switch {
 	case m == 0:
-		return fmt.Errorf("%w: number of counters m must be at least 1, got 0", ErrInvalidParameter)
+		return fmt.Errorf("%w: M (counters) must be at least 1, got 0", ErrInvalidParameter)
 	case m > MaxCounters:
-		return fmt.Errorf("%w: m=%d counters, more than MaxCounters (%d)", ErrTooLarge, m, MaxCounters)
+		return fmt.Errorf("%w: M=%d counters is more than MaxCounters (%d)", ErrTooLarge, m, MaxCounters)
 	case k == 0 || k > MaxK:
-		return fmt.Errorf("%w: number of probes k must be in [1, %d], got %d", ErrInvalidParameter, MaxK, k)
+		return fmt.Errorf("%w: K (probes) must be in [1, %d], got %d", ErrInvalidParameter, MaxK, k)
 	}
 	return nil
 }
@@ -167,21 +181,29 @@ func (c *Counting) counter(x uint64) uint64 {
 	return c.words[x/countersPerWord] >> (x % countersPerWord * 4) & CounterMax
 }
 
-// Add inserts key: every one of its k counters below 15 grows by one.
-// Cost: one hash plus k counter updates; no allocation.
-func (c *Counting) Add(key []byte) {
+// Add inserts key: every one of its k counters below 15 grows by one, and
+// N by one. It always returns nil: a counting filter cannot fail (counters
+// saturate at 15 instead of overflowing). Cost: one hash plus k counter
+// updates; no allocation.
+func (c *Counting) Add(key []byte) error {
 	h1, h2 := keyHash(c.hashID, c.seed, key, zeroCounting)
-	c.AddHash(h1, h2)
+	c.addHash(h1, h2)
+	return nil
 }
 
-// AddString is Add for a string key.
+// addString is Add for a string key.
 func (c *Counting) addString(key string) {
 	h1, h2 := keyHashString(c.hashID, c.seed, key, zeroCounting)
-	c.AddHash(h1, h2)
+	c.addHash(h1, h2)
 }
 
-// AddHash inserts the item with hash pair (h1, h2).
-func (c *Counting) AddHash(h1, h2 uint64) {
+// AddHash inserts the item with hash pair (h1, h2). It always returns nil.
+func (c *Counting) AddHash(h1, h2 uint64) error {
+	c.addHash(h1, h2)
+	return nil
+}
+
+func (c *Counting) addHash(h1, h2 uint64) {
 	w, m := c.words, c.m
 	if m == 0 { // the zero Counting; also lets the compiler drop its divide check
 		zeroPanic(zeroCounting)
@@ -199,25 +221,35 @@ func (c *Counting) AddHash(h1, h2 uint64) {
 	}
 }
 
+// TestAndAdd reports whether key may have been present (Test's answer
+// before the add: false means key was certainly new) and then adds it, as
+// Add does. The error is always nil. Not safe for concurrent use.
+func (c *Counting) TestAndAdd(key []byte) (present bool, err error) {
+	h1, h2 := keyHash(c.hashID, c.seed, key, zeroCounting)
+	present = c.TestHash(h1, h2)
+	c.addHash(h1, h2)
+	return present, nil
+}
+
 // Remove removes one occurrence of key, which the caller added before (see
-// Counting: removing a false positive cannot be detected). If one of the
-// key's counters is 0 the key cannot be present: Remove returns an error
-// wrapping ErrNotPresent and changes nothing. Otherwise every counter
-// below 15 shrinks by one (saturated counters stay) and N shrinks by one.
-// No allocation.
-func (c *Counting) Remove(key []byte) error {
+// Counting: removing a false positive cannot be detected) and reports
+// whether it did. If one of the key's counters is 0 the key cannot be
+// present: Remove returns false and changes nothing. Otherwise every
+// counter below 15 shrinks by one (saturated counters stay), N shrinks by
+// one and Remove returns true. No allocation.
+func (c *Counting) Remove(key []byte) bool {
 	h1, h2 := keyHash(c.hashID, c.seed, key, zeroCounting)
 	return c.RemoveHash(h1, h2)
 }
 
-// RemoveString is Remove for a string key.
-func (c *Counting) removeString(key string) error {
+// removeString is Remove for a string key.
+func (c *Counting) removeString(key string) bool {
 	h1, h2 := keyHashString(c.hashID, c.seed, key, zeroCounting)
 	return c.RemoveHash(h1, h2)
 }
 
 // RemoveHash is Remove for a hash pair.
-func (c *Counting) RemoveHash(h1, h2 uint64) error {
+func (c *Counting) RemoveHash(h1, h2 uint64) bool {
 	w, m := c.words, c.m
 	if m == 0 { // the zero Counting; also lets the compiler drop its divide check
 		zeroPanic(zeroCounting)
@@ -241,7 +273,7 @@ func (c *Counting) RemoveHash(h1, h2 uint64) error {
 				}
 				h += h2
 			}
-			return errZeroCounter
+			return false
 		case CounterMax:
 			// saturated: sticks
 		default:
@@ -252,7 +284,7 @@ func (c *Counting) RemoveHash(h1, h2 uint64) error {
 	if c.n > 0 {
 		c.n--
 	}
-	return nil
+	return true
 }
 
 // Test reports whether key may be in the filter: all its counters are
@@ -288,13 +320,13 @@ func (c *Counting) TestHash(h1, h2 uint64) bool {
 // Count returns the minimum of key's k counters: 0 if key is definitely
 // absent, otherwise an upper bound on the number of times it was added
 // (minus removed), where 15 means "15 or more".
-func (c *Counting) Count(key []byte) uint8 {
+func (c *Counting) Count(key []byte) uint64 {
 	h1, h2 := keyHash(c.hashID, c.seed, key, zeroCounting)
 	return c.CountHash(h1, h2)
 }
 
 // CountHash is Count for a hash pair.
-func (c *Counting) CountHash(h1, h2 uint64) uint8 {
+func (c *Counting) CountHash(h1, h2 uint64) uint64 {
 	w, m := c.words, c.m
 	if m == 0 { // the zero Counting; also lets the compiler drop its divide check
 		zeroPanic(zeroCounting)
@@ -305,7 +337,7 @@ func (c *Counting) CountHash(h1, h2 uint64) uint8 {
 		low = min(low, w[x/countersPerWord]>>(x%countersPerWord*4)&CounterMax)
 		h1 += h2
 	}
-	return uint8(low)
+	return low
 }
 
 // countingGroup is the number of counter positions AddMany and TestMany
@@ -317,17 +349,18 @@ const countingGroup = 256
 
 // AddMany adds every key of keys, with the same result as calling Add on
 // each in order, overlapping the cache misses of groups of keys. No
-// allocation.
-func (c *Counting) AddMany(keys [][]byte) {
+// allocation. It always returns nil.
+func (c *Counting) AddMany(keys [][]byte) error {
 	if c.m == 0 {
 		zeroPanic(zeroCounting)
 	}
 	k := int(c.k)
 	if k > countingGroup {
 		for _, key := range keys {
-			c.Add(key)
+			h1, h2 := keyHash(c.hashID, c.seed, key, zeroCounting)
+			c.addHash(h1, h2)
 		}
-		return
+		return nil
 	}
 	var pos [countingGroup]uint64
 	per := countingGroup / k
@@ -348,6 +381,7 @@ func (c *Counting) AddMany(keys [][]byte) {
 			c.n = math.MaxUint64
 		}
 	}
+	return nil
 }
 
 // TestMany returns out with out[i] = Test(keys[i]), reusing out's storage
@@ -415,7 +449,7 @@ func (c *Counting) saturated() uint64 {
 
 // Stats returns the filter's statistics, counting a nonzero counter as a
 // set bit: M counters, K, Bytes, N, SetBits = nonzero counters, FillRatio =
-// SetBits/M, EstimatedFPR = fill^K, EstimatedCardinality =
+// SetBits/M, FPR = fill^K, Cardinality =
 // −(M/K)·ln(1 − fill) (+Inf when no counter is 0), capacity and target p.
 // Cost: one pass over the counters.
 func (c *Counting) Stats() Stats {
@@ -426,20 +460,19 @@ func (c *Counting) Stats() Stats {
 	for _, w := range c.words {
 		set += uint64(bits.OnesCount64((w | w>>1 | w>>2 | w>>3) & nibbleOnes))
 	}
-	m, k := float64(c.m), float64(c.k)
-	fill := float64(set) / m
-	return Stats{
-		M:                    c.m,
-		K:                    c.k,
-		Bytes:                c.sizeBytes(),
-		N:                    c.n,
-		SetBits:              set,
-		FillRatio:            fill,
-		EstimatedFPR:         math.Pow(fill, k),
-		EstimatedCardinality: -(m / k) * math.Log1p(-fill),
-		Capacity:             c.capacity,
-		TargetP:              c.targetP,
+	st := classicStats(c.m, c.k, set)
+	st.Bytes, st.N, st.Capacity, st.P = c.sizeBytes(), c.n, c.capacity, c.targetP
+	return st
+}
+
+// Reset empties c: every counter 0 and N = 0, with the same m, k, hash,
+// seed, capacity and target p. Cost: one pass; no allocation.
+func (c *Counting) Reset() {
+	if c.m == 0 {
+		zeroPanic(zeroCounting)
 	}
+	clear(c.words)
+	c.n = 0
 }
 
 // Compatible returns nil if c and g can be merged (same m, k, hash ID and

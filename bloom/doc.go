@@ -4,10 +4,18 @@
 // deletion (Counting) and the stable filter for unbounded streams (Stable),
 // sharing one hashing, sizing, statistics (Stats) and encoding core.
 //
-// Every type speaks the vocabulary of docs/LIBRARY.md (constructors from
-// (n, p) and from a Config, Add/Test/TestAndAdd/Remove/Count with *Hash
-// and *Many forms, Merge/Intersect, Stats, encoding), shared with package
-// cuckoo and the sketch packages.
+// Every type speaks the vocabulary of docs/LIBRARY.md, shared with package
+// cuckoo and the sketch packages: two constructors, one from (n, p) (New,
+// NewSBBF, NewCounting, NewScalable, NewStable) and one from the raw
+// parameters of a Config whose Seed field is the one way to seed the hash
+// (NewWithConfig, NewSBBFWithConfig, NewCountingWithConfig,
+// NewScalableWithConfig, NewStableWithConfig); Add(key) error,
+// Test(key) bool, TestAndAdd(key) (bool, error) (the bool: present before
+// the add), Remove(key) bool and Count(key) uint64 on Counting, with *Hash
+// and *Many forms; Merge/Intersect, Reset, Stats (fields M, K, Bytes, N,
+// SetBits, FillRatio, FPR, Cardinality, Capacity, P) and the encoding
+// interfaces. Add can fail only on a Scalable (ErrFull without growth,
+// ErrTooLarge past MaxBytes); on the other types it always returns nil.
 //
 // A Bloom filter is a set that answers membership queries approximately and
 // takes much less memory than the set itself (Bloom 1970). Test(x) returns
@@ -53,7 +61,7 @@
 //	m = ⌈−n·ln p / (ln 2)²⌉ bits (≈ 9.59 bits per key at p = 1%),
 //	k = round((m/n)·ln 2) probes (7 at p = 1%),
 //
-// and NewWithMK takes m and k directly. p must be in [MinP, 1), where MinP
+// and NewWithConfig takes m and k directly. p must be in [MinP, 1), where MinP
 // = 2^-64 ≈ 5.4e-20 (k = 64 probes, 92 bits per key): double hashing
 // cannot deliver smaller rates, so New refuses them (see MinP).
 // After n distinct keys the expected
@@ -62,7 +70,7 @@
 //	FPR ≈ (1 − e^(−k·n/m))^k,
 //
 // and, given the current fraction of set bits (the fill), it is fill^k,
-// which is what Stats.EstimatedFPR reports. The number of distinct keys can
+// which is what Stats.FPR reports. The number of distinct keys can
 // be estimated from the fill as −(m/k)·ln(1 − fill) (Swamidass & Baldi
 // 2007). Adding more keys than the filter was sized for does not fail, but
 // the false-positive rate rises towards 1; a Scalable grows instead.
@@ -96,7 +104,7 @@
 // assumes keys that do not depend on it. XXH3 is fast, not cryptographic:
 // anyone who knows the seed (0 by default) can search for keys that test
 // positive. Where keys come from an adversary, give filters a secret seed
-// (ScalableConfig.HashSeed); false negatives remain
+// (the Seed field of each Config); false negatives remain
 // impossible either way.
 //
 // # Scalable filters
@@ -149,8 +157,8 @@
 // A Counting filter (Fan, Cao, Almeida & Broder 2000, "Summary Cache")
 // replaces each bit by a 4-bit counter, so items can be removed. Counters
 // saturate at 15 and then stay there: an overflow can only keep removed
-// items as false positives, never lose present ones. Remove refuses, with
-// ErrNotPresent and no change, an item one of whose counters is 0. Removing
+// items as false positives, never lose present ones. Remove refuses (it
+// returns false and changes nothing) an item one of whose counters is 0. Removing
 // an item that was never added but tests positive cannot be detected and
 // can cause false negatives later; only remove what was added. It takes 4×
 // the memory of a classic filter at the same false-positive rate.
@@ -165,7 +173,10 @@
 // (StablePointFPR) however long the stream. It is the one documented
 // exception to the package's promise: old items are forgotten, so Test can
 // return false for an item that was added (a false negative, by design).
-// Use it to detect recent duplicates, never as a set.
+// Use it to detect recent duplicates, never as a set. NewStable(n, p)
+// sizes it for a window: an item stays detectable for n further adds with
+// probability about 1 − p, and the stable-point false-positive rate is
+// about p (see NewStable); NewStableWithConfig takes m, d, k and P.
 //
 // # Concurrency
 //

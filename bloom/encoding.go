@@ -244,7 +244,7 @@ func (s *Scalable) appendHeader(b []byte) []byte {
 	b = le.AppendUint16(b, uint16(c.HashID))
 	b = le.AppendUint32(b, uint32(len(s.links)))
 	b = le.AppendUint32(b, 0) // flags
-	b = le.AppendUint64(b, c.HashSeed)
+	b = le.AppendUint64(b, c.Seed)
 	b = le.AppendUint64(b, c.Capacity)
 	b = le.AppendUint64(b, c.Growth)
 	b = le.AppendUint64(b, math.Float64bits(c.ErrorRate))
@@ -265,7 +265,7 @@ func parseScalableHeader(hdr []byte) (ScalableConfig, uint32, error) {
 	le := binary.LittleEndian
 	cfg = ScalableConfig{
 		HashID:       HashID(le.Uint16(hdr[6:])),
-		HashSeed:     le.Uint64(hdr[16:]),
+		Seed:         le.Uint64(hdr[16:]),
 		Capacity:     le.Uint64(hdr[24:]),
 		Growth:       le.Uint64(hdr[32:]),
 		ErrorRate:    math.Float64frombits(le.Uint64(hdr[40:])),
@@ -293,8 +293,8 @@ func parseScalableHeader(hdr []byte) (ScalableConfig, uint32, error) {
 
 // checkLink validates decoded sub-filter i against the chain's header.
 func checkLink(cfg *ScalableConfig, f *Filter, i int, total *uint64) error {
-	if f.hashID != cfg.HashID || f.seed != cfg.HashSeed {
-		return codec.Formatf("sub-filter %d uses hash %v seed %#x, the chain %v seed %#x", i, f.hashID, f.seed, cfg.HashID, cfg.HashSeed)
+	if f.hashID != cfg.HashID || f.seed != cfg.Seed {
+		return codec.Formatf("sub-filter %d uses hash %v seed %#x, the chain %v seed %#x", i, f.hashID, f.seed, cfg.HashID, cfg.Seed)
 	}
 	if f.capacity == 0 || f.targetP == 0 {
 		return codec.Formatf("sub-filter %d has no capacity or error rate", i)

@@ -75,7 +75,7 @@ func vectorCountingFilter(t testing.TB) *Counting {
 }
 
 func vectorStableFilter(t testing.TB) *Stable {
-	s, err := NewStableWithParams(20, 3, 2, 4)
+	s, err := NewStableWithConfig(StableConfig{M: 20, CellBits: 3, K: 2, Decrements: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func familyEncodings(t testing.TB) map[Kind][][]byte {
 		out[KindStable] = append(out[KindStable], mustMarshal(t, st))
 	}
 	for d := uint8(1); d <= 8; d++ {
-		st, _ := NewStableWithParams(97, d, 3, 5)
+		st, _ := NewStableWithConfig(StableConfig{M: 97, CellBits: d, K: 3, Decrements: 5})
 		st.setRandSeed(uint64(d))
 		for i := uint64(0); i < 50; i++ {
 			st.Add(counterKey(buf, i))

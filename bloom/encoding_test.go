@@ -178,11 +178,11 @@ func encodings(t testing.TB) (classic, scalable [][]byte) {
 		f.addString(k)
 	}
 	add(f)
-	g, _ := NewWithMK(200, 4)
+	g, _ := NewWithConfig(Config{M: 200, K: 4})
 	_ = g.setHash(hashMurmur64A, 0)
 	g.AddHash(1, 2)
 	add(g)
-	h, _ := NewWithMK(128, 2)
+	h, _ := NewWithConfig(Config{M: 128, K: 2})
 	_ = h.setHash(HashXXH3_128, 77)
 	add(h)
 	addS := func(s *Scalable) {
@@ -194,7 +194,7 @@ func encodings(t testing.TB) (classic, scalable [][]byte) {
 		_, _ = s.addString(k)
 	}
 	addS(s)
-	s2, _ := NewScalableWithConfig(ScalableConfig{Capacity: 5, ErrorRate: 0.2, MaxBytes: 1000, HashSeed: 3})
+	s2, _ := NewScalableWithConfig(ScalableConfig{Capacity: 5, ErrorRate: 0.2, MaxBytes: 1000, Seed: 3})
 	_, _ = s2.addString("x")
 	addS(s2)
 	return classic, scalable
@@ -228,7 +228,7 @@ func TestRoundTripAndRest(t *testing.T) {
 
 	s := mustScalable(t, ScalableConfig{Capacity: 1000, ErrorRate: 0.01, Growth: 2, MaxBytes: 1 << 20})
 	for i := uint64(0); i < 10_000; i++ {
-		_, _ = s.Add(prefixKey(buf, i))
+		_ = s.Add(prefixKey(buf, i))
 	}
 	senc, _ := s.MarshalBinary()
 	if uint64(len(senc)) != s.EncodedSize() {

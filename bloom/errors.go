@@ -33,9 +33,4 @@ var (
 
 	// ErrVersion reports encoded data with an unsupported format version.
 	ErrVersion = errors.New("bloom: unsupported format version")
-
-	// ErrNotPresent reports that Counting.Remove was asked to remove an
-	// item that cannot be in the filter (one of its counters is 0);
-	// nothing changed.
-	ErrNotPresent = errors.New("bloom: item not present")
 )

@@ -73,7 +73,7 @@ const (
 // yet shared (a build): they too must not run concurrently with any other
 // use of the Filter.
 //
-// The zero Filter is not usable; create one with New or NewWithMK, or call
+// The zero Filter is not usable; create one with New or NewWithConfig, or call
 // UnmarshalBinary / ReadFrom on it. On the zero value the methods
 // that read or change bits (Add, Test and their forms, Stats, Compatible,
 // Merge, Intersect, the encoders) panic with a message naming these; the
@@ -142,49 +142,66 @@ func classicSizing(n uint64, p float64) (m uint64, k uint32, err error) {
 }
 
 // New returns an empty Filter sized by optimalSizing for n items at
-// false-positive rate p, using hash HashXXH3_128 with seed 0. Errors are
-// those of optimalSizing. The returned filter records n and p as its
-// capacity and target p (see Stats). It allocates 8·⌈m/64⌉ bytes.
+// false-positive rate p:
+//
+//	m = ⌈−n·ln p / (ln 2)²⌉ bits,   k = round((m/n)·ln 2) probes,
+//
+// hash HashXXH3_128 with seed 0. Errors are those of optimalSizing: n = 0,
+// p ∉ [MinP, 1), NaN or ±Inf give ErrInvalidParameter, m > MaxBits
+// ErrTooLarge. The returned filter records n and p as its capacity and
+// target p (see Stats). It allocates 8·⌈m/64⌉ bytes.
 func New(n uint64, p float64) (*Filter, error) {
 	m, k, err := optimalSizing(n, p)
 	if err != nil {
 		return nil, err
 	}
-	f, err := NewWithMK(m, k)
-	if err != nil {
-		return nil, err
-	}
+	f := newFilter(m, k)
 	f.capacity, f.targetP = n, p
 	return f, nil
 }
 
-// NewWithMK returns an empty Filter with exactly m bits and k probes, using
-// hash HashXXH3_128 with seed 0. m must be in [1, MaxBits] (0 gives
-// ErrInvalidParameter, more gives ErrTooLarge) and k in [1, MaxK]
-// (ErrInvalidParameter otherwise). Capacity and target p are unknown (0).
-// It allocates 8·⌈m/64⌉ bytes.
-func NewWithMK(m uint64, k uint32) (*Filter, error) {
-	if err := checkMK(m, k); err != nil {
+// Config holds the raw parameters of a classic Filter (NewWithConfig).
+type Config struct {
+	// M is the number of bits, in [1, MaxBits].
+	M uint64
+	// K is the number of probes per key, in [1, MaxK].
+	K uint32
+	// Seed is the seed of the key hash (XXH3-128); default 0. Filters are
+	// only compatible (Merge) with filters of the same seed. A secret seed
+	// keeps an adversary from searching for false positives.
+	Seed uint64
+}
+
+// NewWithConfig returns an empty Filter with exactly c.M bits and c.K
+// probes, hashing keys with XXH3-128 seeded with c.Seed. Errors wrap
+// ErrInvalidParameter (M = 0, K = 0 or K > MaxK) or ErrTooLarge
+// (M > MaxBits) and name the field. Capacity and target p are unknown (0
+// in Stats). It allocates 8·⌈M/64⌉ bytes.
+func NewWithConfig(c Config) (*Filter, error) {
+	if err := checkMK(c.M, c.K); err != nil {
 		return nil, err
 	}
-	return &Filter{
-		bits:   make([]uint64, words(m)),
-		m:      m,
-		k:      k,
-		hashID: HashXXH3_128,
-	}, nil
+	f := newFilter(c.M, c.K)
+	f.seed = c.Seed
+	return f, nil
+}
+
+// newFilter returns an empty Filter of m bits and k probes (checked by the
+// caller), hash HashXXH3_128 seed 0.
+func newFilter(m uint64, k uint32) *Filter {
+	return &Filter{bits: make([]uint64, words(m)), m: m, k: k, hashID: HashXXH3_128}
 }
 
 func checkMK(m uint64, k uint32) error {
 	switch {
 	case m == 0:
-		return fmt.Errorf("%w: m must be at least 1 bit, got 0", ErrInvalidParameter)
+		return fmt.Errorf("%w: M (bits) must be at least 1, got 0", ErrInvalidParameter)
 	case m > MaxBits:
-		return fmt.Errorf("%w: m=%d bits is more than MaxBits (%d)", ErrTooLarge, m, MaxBits)
+		return fmt.Errorf("%w: M=%d bits is more than MaxBits (%d)", ErrTooLarge, m, MaxBits)
 	case k == 0:
-		return fmt.Errorf("%w: k must be at least 1, got 0", ErrInvalidParameter)
+		return fmt.Errorf("%w: K (probes) must be at least 1, got 0", ErrInvalidParameter)
 	case k > MaxK:
-		return fmt.Errorf("%w: k=%d is more than MaxK (%d)", ErrInvalidParameter, k, MaxK)
+		return fmt.Errorf("%w: K=%d is more than MaxK (%d)", ErrInvalidParameter, k, MaxK)
 	}
 	return nil
 }
@@ -237,7 +254,7 @@ func (f *Filter) capacityN() uint64 { return f.capacity }
 func (f *Filter) targetRate() float64 { return f.targetP }
 
 // SetSizing records the capacity and target false-positive rate a filter
-// built with NewWithMK was sized for (Scalable does this for its links). It
+// built with NewWithConfig was sized for (Scalable does this for its links). It
 // changes no bits; values are reported by Stats and encoded. p must be 0
 // (unknown) or in (0, 1): ErrInvalidParameter otherwise. Not safe for
 // concurrent use.
@@ -252,26 +269,35 @@ func (f *Filter) setSizing(capacity uint64, p float64) error {
 // SizeBytes returns the size of the bitset in bytes: 8·⌈m/64⌉.
 func (f *Filter) sizeBytes() uint64 { return uint64(len(f.bits)) * 8 }
 
-// Add inserts key and reports whether at least one of its k bits was newly
-// set ("added"). A false result means key, or a set of keys colliding on all
-// its bits, was already present. Cost: one hash plus k probes; no
-// allocation. Safe for concurrent use.
-func (f *Filter) Add(key []byte) bool {
+// Add inserts key. It always returns nil: a classic filter cannot fail
+// (beyond its capacity its false-positive rate rises instead; see
+// Scalable). N grows by one if at least one of key's k bits was newly set
+// (TestAndAdd reports which). Cost: one hash plus k probes; no allocation.
+// Safe for concurrent use.
+func (f *Filter) Add(key []byte) error {
 	h1, h2 := keyHash(f.hashID, f.seed, key, zeroFilter)
-	return f.AddHash(h1, h2)
+	f.addHash(h1, h2)
+	return nil
 }
 
-// AddString is Add for a string key (no copy).
+// addString is Add for a string key (no copy); it reports addHash's result.
 func (f *Filter) addString(key string) bool {
 	h1, h2 := keyHashString(f.hashID, f.seed, key, zeroFilter)
-	return f.AddHash(h1, h2)
+	return f.addHash(h1, h2)
 }
 
 // AddHash inserts the item with hash pair (h1, h2): it sets the bits
-// x_i = (h1 + i·h2) mod m for i = 0 … k−1, in uint64 wrap-around arithmetic,
-// and reports whether at least one bit was newly set; only then N grows by
-// one. No allocation. Safe for concurrent use.
-func (f *Filter) AddHash(h1, h2 uint64) bool {
+// x_i = (h1 + i·h2) mod m for i = 0 … k−1, in uint64 wrap-around
+// arithmetic. It always returns nil. No allocation. Safe for concurrent
+// use.
+func (f *Filter) AddHash(h1, h2 uint64) error {
+	f.addHash(h1, h2)
+	return nil
+}
+
+// addHash is AddHash reporting whether at least one bit was newly set;
+// only then N grows by one.
+func (f *Filter) addHash(h1, h2 uint64) bool {
 	if f.setBits(h1, h2) {
 		f.n.Add(1)
 		return true
@@ -331,16 +357,18 @@ func (f *Filter) TestHash(h1, h2 uint64) bool {
 }
 
 // TestAndAdd adds key and reports whether it was (maybe) present before:
-// present is true exactly when all k bits were already set, i.e. it is
-// !Add(key). Safe for concurrent use.
-func (f *Filter) TestAndAdd(key []byte) (present bool) {
+// present is true exactly when all k bits were already set (Test's answer
+// before the add; false: key was certainly new, and N grew by one). The
+// error is always nil. Safe for concurrent use: of two concurrent
+// TestAndAdds of a new key, at least one reports false.
+func (f *Filter) TestAndAdd(key []byte) (present bool, err error) {
 	h1, h2 := keyHash(f.hashID, f.seed, key, zeroFilter)
-	return !f.AddHash(h1, h2)
+	return !f.addHash(h1, h2), nil
 }
 
-// TestAndAddHash is TestAndAdd for a hash pair: !AddHash(h1, h2).
-func (f *Filter) TestAndAddHash(h1, h2 uint64) (present bool) {
-	return !f.AddHash(h1, h2)
+// TestAndAddHash is TestAndAdd for a hash pair.
+func (f *Filter) TestAndAddHash(h1, h2 uint64) (present bool, err error) {
+	return !f.addHash(h1, h2), nil
 }
 
 // setBit atomically sets mask in *w and returns newBit || (the bit was clear
@@ -368,8 +396,8 @@ const batchPositions = 256
 // their cache misses overlap (see batchPositions); bits are still set with
 // atomic operations. No allocation. Safe for concurrent use. To fill a
 // filter that no other goroutine uses yet, addManyExclusive gives the same
-// result in about half the time.
-func (f *Filter) AddMany(keys [][]byte) {
+// result in about half the time. It always returns nil.
+func (f *Filter) AddMany(keys [][]byte) error {
 	if f.m == 0 {
 		zeroPanic(zeroFilter)
 	}
@@ -377,9 +405,9 @@ func (f *Filter) AddMany(keys [][]byte) {
 	if k > batchPositions {
 		for _, key := range keys {
 			h1, h2 := keyHash(f.hashID, f.seed, key, zeroFilter)
-			f.AddHash(h1, h2)
+			f.addHash(h1, h2)
 		}
-		return
+		return nil
 	}
 	var pos [batchPositions]uint64
 	b, m := f.bits, f.m
@@ -409,6 +437,7 @@ func (f *Filter) AddMany(keys [][]byte) {
 			f.n.Add(added)
 		}
 	}
+	return nil
 }
 
 // positions hashes each key of group and stores its k bit positions
@@ -498,26 +527,29 @@ func mod(x, m, inv uint64) uint64 {
 	return d + m&-borrow
 }
 
-// Stats describes a filter's parameters and fill.
+// Stats describes a filter's parameters and fill, with the library's
+// shared field names (docs/LIBRARY.md). Each type's Stats method says what
+// the fields mean for it (bits or cells, its own FPR formula).
 type Stats struct {
-	M       uint64 // bits
+	M       uint64 // bits (counters for Counting, cells for Stable)
 	K       uint32 // probes per key
-	Bytes   uint64 // memory of the bitset in bytes (SizeBytes)
-	N       uint64 // items added (see Filter.N)
-	SetBits uint64 // bits set to one (population count)
+	Bytes   uint64 // memory of the bitset (counters, cells) in bytes
+	N       uint64 // items added (see each type's Add)
+	SetBits uint64 // bits set to one (nonzero counters or cells)
 
 	// FillRatio is SetBits / M, in [0, 1].
 	FillRatio float64
-	// EstimatedFPR is FillRatio^K: the probability that a key never added
-	// tests positive, given the current fill.
-	EstimatedFPR float64
-	// EstimatedCardinality is the number of distinct keys estimated from the
-	// fill (Swamidass & Baldi 2007): −(m/k)·ln(1 − SetBits/m). It is +Inf
-	// when every bit is set.
-	EstimatedCardinality float64
+	// FPR is the estimated false-positive rate given the current fill:
+	// FillRatio^K for the classic filter (each type's own formula
+	// otherwise): the probability that a key never added tests positive.
+	FPR float64
+	// Cardinality is the number of distinct keys estimated from the fill
+	// (Swamidass & Baldi 2007): −(m/k)·ln(1 − SetBits/m). It is +Inf when
+	// every bit is set.
+	Cardinality float64
 
 	Capacity uint64  // items the filter was sized for; 0 if unknown
-	TargetP  float64 // false-positive rate it was sized for; 0 if unknown
+	P        float64 // false-positive rate it was sized for; 0 if unknown
 }
 
 // Stats returns the filter's statistics. Cost: one pass over the bitset
@@ -531,19 +563,38 @@ func (f *Filter) Stats() Stats {
 	for i := range f.bits {
 		set += uint64(bits.OnesCount64(atomic.LoadUint64(&f.bits[i])))
 	}
-	m, k := float64(f.m), float64(f.k)
-	fill := float64(set) / m
-	return Stats{
-		M:                    f.m,
-		K:                    f.k,
-		Bytes:                f.sizeBytes(),
-		N:                    f.items(),
-		SetBits:              set,
-		FillRatio:            fill,
-		EstimatedFPR:         math.Pow(fill, k),
-		EstimatedCardinality: -(m / k) * math.Log1p(-fill),
-		Capacity:             f.capacity,
-		TargetP:              f.targetP,
+	st := classicStats(f.m, f.k, set)
+	st.Bytes, st.N, st.Capacity, st.P = f.sizeBytes(), f.items(), f.capacity, f.targetP
+	return st
+}
+
+// classicStats returns the Stats of m bits (counters, cells) with k probes
+// of which set are set (nonzero): FillRatio = set/m, FPR = fill^k and
+// Cardinality = −(m/k)·ln(1 − fill). The caller fills Bytes, N, Capacity
+// and P.
+func classicStats(m uint64, k uint32, set uint64) Stats {
+	mf, kf := float64(m), float64(k)
+	fill := float64(set) / mf
+	return Stats{M: m, K: k, SetBits: set, FillRatio: fill, FPR: math.Pow(fill, kf), Cardinality: -(mf / kf) * math.Log1p(-fill)}
+}
+
+// Reset empties f: every bit cleared and N = 0, with the same m, k, hash,
+// seed, capacity and target p. Cost: one pass over m/64 words; no
+// allocation. Concurrent Tests are safe (words are cleared with atomic
+// stores); Adds that run concurrently with Reset may or may not survive it.
+func (f *Filter) Reset() {
+	if f.m == 0 {
+		zeroPanic(zeroFilter)
+	}
+	clearAtomic(f.bits)
+	f.n.Store(0)
+}
+
+// clearAtomic zeroes words with atomic stores, so that concurrent atomic
+// readers never race with it.
+func clearAtomic(words []uint64) {
+	for i := range words {
+		atomic.StoreUint64(&words[i], 0)
 	}
 }
 

@@ -67,23 +67,23 @@ func TestNoFalseNegatives(t *testing.T) {
 
 func TestAddReportsNewBitsAndCountsN(t *testing.T) {
 	f := mustNew(t, 1000, 0.01)
-	if !f.Add([]byte("x")) {
+	if !newly(f.TestAndAdd([]byte("x"))) {
 		t.Fatal("first Add reported not added")
 	}
-	if f.Add([]byte("x")) || f.addString("x") {
+	if newly(f.TestAndAdd([]byte("x"))) || f.addString("x") {
 		t.Fatal("second Add reported added")
 	}
-	if !f.TestAndAdd([]byte("x")) {
+	if !was(f.TestAndAdd([]byte("x"))) {
 		t.Fatal("TestAndAdd of present key reported absent")
 	}
-	if f.TestAndAdd([]byte("y")) {
+	if was(f.TestAndAdd([]byte("y"))) {
 		t.Fatal("TestAndAdd of new key reported present")
 	}
 	if got := f.items(); got != 2 {
 		t.Fatalf("N = %d, want 2", got)
 	}
 	h1, h2 := Hash([]byte("z"))
-	if f.TestHash(h1, h2) || f.TestAndAddHash(h1, h2) || !f.TestAndAddHash(h1, h2) {
+	if f.TestHash(h1, h2) || was(f.TestAndAddHash(h1, h2)) || !was(f.TestAndAddHash(h1, h2)) {
 		t.Fatal("hash forms disagree")
 	}
 	if !f.Test([]byte("z")) {
@@ -114,7 +114,7 @@ func TestProbePositions(t *testing.T) {
 		{977, 4, math.MaxUint64, math.MaxUint64},
 	}
 	for _, c := range cases {
-		f, err := NewWithMK(c.m, c.k)
+		f, err := NewWithConfig(Config{M: c.m, K: c.k})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestProbePositions(t *testing.T) {
 		for i := uint64(0); i < uint64(c.k); i++ {
 			want[(c.h1+i*c.h2)%c.m] = true
 		}
-		if !f.AddHash(c.h1, c.h2) || f.items() != 1 {
+		if !f.addHash(c.h1, c.h2) || f.items() != 1 {
 			t.Fatalf("%+v: AddHash on empty filter reported not added", c)
 		}
 		raw := make([]byte, f.sizeBytes())
@@ -187,7 +187,7 @@ func TestConstructorParameterTable(t *testing.T) {
 			if f.numBits() != 10 || f.numHashes() != 7 || f.capacityN() != n || f.targetRate() != p {
 				t.Errorf("New(%d, %v): m=%d k=%d cap=%d p=%v, want m=10 k=7", n, p, f.numBits(), f.numHashes(), f.capacityN(), f.targetRate())
 			}
-			if !f.Add([]byte("a")) || !f.Test([]byte("a")) {
+			if !newly(f.TestAndAdd([]byte("a"))) || !f.Test([]byte("a")) {
 				t.Errorf("New(%d, %v): filter does not work", n, p)
 			}
 		}
@@ -211,7 +211,7 @@ func TestMinP(t *testing.T) {
 	if m, k, err := optimalSizing(1e6, MinP); err != nil || k != 64 || m != 92332483 {
 		t.Errorf("optimalSizing(1e6, MinP) = %d, %d, %v", m, k, err)
 	}
-	if f, err := New(3, MinP); err != nil || f.numHashes() != 64 || !f.Add([]byte("x")) || !f.Test([]byte("x")) {
+	if f, err := New(3, MinP); err != nil || f.numHashes() != 64 || !newly(f.TestAndAdd([]byte("x"))) || !f.Test([]byte("x")) {
 		t.Errorf("New(3, MinP): %v", err)
 	}
 	for _, p := range []float64{math.Nextafter(MinP, 0), 1e-20, 1e-100, 1e-300, math.SmallestNonzeroFloat64} {
@@ -270,12 +270,12 @@ func TestNewWithMKParameterTable(t *testing.T) {
 		{1, 1, nil},
 		{100, MaxK, nil},
 	} {
-		f, err := NewWithMK(c.m, c.k)
+		f, err := NewWithConfig(Config{M: c.m, K: c.k})
 		if !errors.Is(err, c.want) || (c.want == nil) != (f != nil) {
-			t.Errorf("NewWithMK(%d, %d) = %v; want %v", c.m, c.k, err, c.want)
+			t.Errorf("NewWithConfig(Config{M: %d, K: %d}) = %v; want %v", c.m, c.k, err, c.want)
 		}
 		if f != nil && (f.capacityN() != 0 || f.targetRate() != 0 || f.sizeBytes() != words(c.m)*8) {
-			t.Errorf("NewWithMK(%d, %d): capacity %d, target %v, bytes %d", c.m, c.k, f.capacityN(), f.targetRate(), f.sizeBytes())
+			t.Errorf("NewWithConfig(Config{M: %d, K: %d}): capacity %d, target %v, bytes %d", c.m, c.k, f.capacityN(), f.targetRate(), f.sizeBytes())
 		}
 	}
 	// MaxBits itself is valid (checked without allocating 128 GiB).
@@ -349,12 +349,12 @@ func bitsEqual(a, b *Filter) bool {
 }
 
 func TestIncompatibleErrorsNameBothValues(t *testing.T) {
-	base, _ := NewWithMK(1000, 7)
-	k5, _ := NewWithMK(1000, 5)
-	m2, _ := NewWithMK(2000, 7)
-	hm, _ := NewWithMK(1000, 7)
+	base, _ := NewWithConfig(Config{M: 1000, K: 7})
+	k5, _ := NewWithConfig(Config{M: 1000, K: 5})
+	m2, _ := NewWithConfig(Config{M: 2000, K: 7})
+	hm, _ := NewWithConfig(Config{M: 1000, K: 7})
 	_ = hm.setHash(hashMurmur64A, 0)
-	sd, _ := NewWithMK(1000, 7)
+	sd, _ := NewWithConfig(Config{M: 1000, K: 7})
 	_ = sd.setHash(HashXXH3_128, 99)
 	for _, c := range []struct {
 		g    *Filter
@@ -379,7 +379,7 @@ func TestIncompatibleErrorsNameBothValues(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
-	f, _ := NewWithMK(1000, 3)
+	f, _ := NewWithConfig(Config{M: 1000, K: 3})
 	if s := f.Stats(); s != (Stats{M: 1000, K: 3, Bytes: 128}) {
 		t.Errorf("empty stats %+v", s)
 	}
@@ -389,24 +389,24 @@ func TestStats(t *testing.T) {
 		f.Add(userKey(buf, i))
 	}
 	s := f.Stats()
-	if s.M != f.numBits() || s.K != 7 || s.Bytes != f.sizeBytes() || s.N != f.items() || s.Capacity != 10000 || s.TargetP != 0.01 {
+	if s.M != f.numBits() || s.K != 7 || s.Bytes != f.sizeBytes() || s.N != f.items() || s.Capacity != 10000 || s.P != 0.01 {
 		t.Errorf("stats %+v", s)
 	}
 	if math.Abs(s.FillRatio-0.5) > 0.02 {
 		t.Errorf("fill ratio %v, want ≈ 0.5 at capacity", s.FillRatio)
 	}
-	if math.Abs(s.EstimatedFPR-0.01)/0.01 > 0.15 {
-		t.Errorf("estimated FPR %v, want ≈ 0.01", s.EstimatedFPR)
+	if math.Abs(s.FPR-0.01)/0.01 > 0.15 {
+		t.Errorf("estimated FPR %v, want ≈ 0.01", s.FPR)
 	}
-	if math.Abs(s.EstimatedCardinality-10000)/10000 > 0.03 {
-		t.Errorf("estimated cardinality %v, want ≈ 10000", s.EstimatedCardinality)
+	if math.Abs(s.Cardinality-10000)/10000 > 0.03 {
+		t.Errorf("estimated cardinality %v, want ≈ 10000", s.Cardinality)
 	}
 	if s.N > 10000 || s.N < 9900 {
 		t.Errorf("N = %d", s.N)
 	}
-	full, _ := NewWithMK(64, 1)
+	full, _ := NewWithConfig(Config{M: 64, K: 1})
 	_ = full.writeBitsAt([]byte{255, 255, 255, 255, 255, 255, 255, 255}, 0)
-	if s := full.Stats(); !math.IsInf(s.EstimatedCardinality, 1) || s.EstimatedFPR != 1 || s.SetBits != 64 {
+	if s := full.Stats(); !math.IsInf(s.Cardinality, 1) || s.FPR != 1 || s.SetBits != 64 {
 		t.Errorf("saturated stats %+v", s)
 	}
 }
@@ -445,7 +445,7 @@ func TestRawBits(t *testing.T) {
 		t.Error("ReadBitsAt past the end read something")
 	}
 	// Restore in odd, unaligned chunks (SCANDUMP/LOADCHUNK).
-	g, _ := NewWithMK(f.numBits(), f.numHashes())
+	g, _ := NewWithConfig(Config{M: f.numBits(), K: f.numHashes()})
 	chunk := make([]byte, 13)
 	for off := uint64(0); off < size; {
 		n := f.readBitsAt(chunk, off)
@@ -470,7 +470,7 @@ func TestRawBits(t *testing.T) {
 		t.Fatal("failed WriteBitsAt changed bits")
 	}
 	// WriteBitsAt overwrites (can clear) and keeps padding past m zero.
-	p, _ := NewWithMK(20, 2)
+	p, _ := NewWithConfig(Config{M: 20, K: 2})
 	if err := p.writeBitsAt([]byte{0xff, 0xff, 0xff, 0xff}, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +493,7 @@ func TestLargeFilter(t *testing.T) {
 		t.Skip("allocates 512 MiB")
 	}
 	const m = 1<<32 + 64*1024
-	f, err := NewWithMK(m, 3)
+	f, err := NewWithConfig(Config{M: m, K: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -635,7 +635,7 @@ func TestZeroAllocations(t *testing.T) {
 		"AddMany":    func() { f.AddMany(keys) },
 		"TestMany":   func() { out = f.TestMany(keys, out) },
 		"StackKey":   func() { stackKey[0]++; f.Test(stackKey[:]); f.Add(stackKey[:]) },
-		"Scalable":   func() { _, _ = s.AddHash(h1, h2); s.TestHash(h1, h2); s.Test(key) },
+		"Scalable":   func() { _ = s.AddHash(h1, h2); s.TestHash(h1, h2); s.Test(key) },
 	} {
 		if n := testing.AllocsPerRun(200, fn); n != 0 {
 			t.Errorf("%s allocates %v times per call", name, n)
@@ -651,7 +651,7 @@ func TestHashIDs(t *testing.T) {
 		t.Error("HashID.String")
 	}
 	// A seeded filter hashes keys with the seed; seed 0 is plain XXH3-128.
-	f, _ := NewWithMK(1<<16, 4)
+	f, _ := NewWithConfig(Config{M: 1 << 16, K: 4})
 	if err := f.setHash(HashXXH3_128, 12345); err != nil {
 		t.Fatal(err)
 	}
@@ -666,7 +666,7 @@ func TestHashIDs(t *testing.T) {
 		t.Error("setHash(0) accepted")
 	}
 	// Key methods on a hash this package cannot compute refuse loudly.
-	m, _ := NewWithMK(64, 2)
+	m, _ := NewWithConfig(Config{M: 64, K: 2})
 	_ = m.setHash(hashMurmur64A, 0)
 	defer func() {
 		if recover() == nil {
@@ -677,7 +677,7 @@ func TestHashIDs(t *testing.T) {
 }
 
 func TestSetSizing(t *testing.T) {
-	f, _ := NewWithMK(64, 2)
+	f, _ := NewWithConfig(Config{M: 64, K: 2})
 	if err := f.setSizing(5, 0.1); err != nil || f.capacityN() != 5 || f.targetRate() != 0.1 {
 		t.Error("SetSizing")
 	}

@@ -13,18 +13,10 @@ import (
 // familyFilter is what the statistical tests need of the classic, SBBF
 // and counting filters.
 type familyFilter interface {
-	Add([]byte)
+	Add([]byte) error
 	Test([]byte) bool
 	Stats() Stats
 }
-
-type sbbfAdder struct{ *SBBF }
-
-func (s sbbfAdder) Add(k []byte) { s.SBBF.Add(k) }
-
-type classicAdder struct{ *Filter }
-
-func (c classicAdder) Add(k []byte) { c.Filter.Add(k) }
 
 // familyLayouts builds each layout for n keys at rate p and returns the
 // expected false-positive rate of the sized filter after n keys by the
@@ -36,14 +28,14 @@ var familyLayouts = []struct {
 }{
 	{
 		"sbbf",
-		func(t testing.TB, n uint64, p float64) familyFilter { return sbbfAdder{mustSBBF(t, n, p)} },
-		func(f familyFilter, n uint64) float64 { return sbbfFalsePositiveRate(f.(sbbfAdder).numBlocks(), n) },
+		func(t testing.TB, n uint64, p float64) familyFilter { return mustSBBF(t, n, p) },
+		func(f familyFilter, n uint64) float64 { return sbbfFalsePositiveRate(f.(*SBBF).numBlocks(), n) },
 	},
 	{
 		"classic",
-		func(t testing.TB, n uint64, p float64) familyFilter { return classicAdder{mustNew(t, n, p)} },
+		func(t testing.TB, n uint64, p float64) familyFilter { return mustNew(t, n, p) },
 		func(f familyFilter, n uint64) float64 {
-			c := f.(classicAdder)
+			c := f.(*Filter)
 			k, m := float64(c.numHashes()), float64(c.numBits())
 			return math.Pow(1-math.Exp(-k*float64(n)/m), k)
 		},
@@ -74,7 +66,7 @@ func falsePositives(test func([]byte) bool, probes [][]byte) (fp uint64) {
 }
 
 // checkFPR compares a measured false-positive count with the filter's own
-// conditional rate (Stats.EstimatedFPR: the block-aware rate given the
+// conditional rate (Stats.FPR: the block-aware rate given the
 // bits for the SBBF, fill^k of nonzero counters for the counting filter)
 // by the 99.9% binomial interval (z = 3.29), and that rate with the
 // expected rate of the sized filter (within 5%), which must be within 10%
@@ -82,7 +74,7 @@ func falsePositives(test func([]byte) bool, probes [][]byte) (fp uint64) {
 func checkFPR(t *testing.T, f familyFilter, expected, p float64, fp, probes uint64) {
 	t.Helper()
 	st := f.Stats()
-	q := st.EstimatedFPR
+	q := st.FPR
 	measured := float64(fp) / float64(probes)
 	half := halfWidth999(q, probes)
 	t.Logf("m=%d k=%d bytes=%d (%.2f bits/key) fill=%.4f: own formula %.6f, expected %.6f, measured %.6f (%d/%d) ± %.6f",
@@ -93,7 +85,7 @@ func checkFPR(t *testing.T, f familyFilter, expected, p float64, fp, probes uint
 	if math.Abs(q-expected)/expected > 0.05 {
 		t.Errorf("conditional FPR %.6f far from the expected %.6f", q, expected)
 	}
-	if _, ok := f.(sbbfAdder); ok && (expected > p || expected < 0.9*p) {
+	if _, ok := f.(*SBBF); ok && (expected > p || expected < 0.9*p) {
 		// sbbfSizing searches for the smallest size meeting p.
 		t.Errorf("expected FPR %.6f of the sized SBBF not in [0.9p, p] for p = %v", expected, p)
 	}
@@ -180,10 +172,10 @@ func TestRealNamesFamily(t *testing.T) {
 				f := layout.build(t, n, p)
 				var out []bool
 				switch g := f.(type) {
-				case sbbfAdder:
+				case *SBBF:
 					g.AddMany(members)
 					out = g.TestMany(members, out)
-				case classicAdder:
+				case *Filter:
 					g.AddMany(members)
 					out = g.TestMany(members, out)
 				case *Counting:
@@ -219,7 +211,7 @@ func TestRealNamesFamily(t *testing.T) {
 func realNamesScalable(t *testing.T, members, probes [][]byte, p float64) {
 	s := mustScalable(t, ScalableConfig{Capacity: uint64(len(members)) / 100, ErrorRate: p, Growth: 2, Tightening: 0.5})
 	for _, k := range members {
-		if _, err := s.Add(k); err != nil {
+		if err := s.Add(k); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -229,7 +221,7 @@ func realNamesScalable(t *testing.T, members, probes [][]byte, p float64) {
 		}
 	}
 	fp := falsePositives(s.Test, probes)
-	q := s.estimatedFPR()
+	q := s.Stats().FPR
 	measured := float64(fp) / float64(len(probes))
 	half := halfWidth999(q, uint64(len(probes)))
 	t.Logf("%d links, %d bytes (%.2f bits/key): compound %.6f, measured %.6f (%d/%d) ± %.6f, bound %.6f",
@@ -259,7 +251,7 @@ func realNamesStable(t *testing.T, members, probes [][]byte, p float64) {
 	}
 	fp := falsePositives(s.Test, probes)
 	st := s.Stats()
-	q, fps := st.EstimatedFPR, s.stablePointFPR()
+	q, fps := st.FPR, s.stablePointFPR()
 	measured := float64(fp) / float64(len(probes))
 	half := halfWidth999(q, uint64(len(probes)))
 	t.Logf("k=%d fill=%.4f: stable point %.6f, fill^k %.6f, measured %.6f (%d/%d) ± %.6f",

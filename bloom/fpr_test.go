@@ -64,7 +64,7 @@ func TestFalsePositiveRate(t *testing.T) {
 			}
 			s := f.Stats()
 			m, k, n := float64(f.numBits()), float64(f.numHashes()), float64(c.n)
-			q := s.EstimatedFPR // fill^k
+			q := s.FPR // fill^k
 			expected := math.Pow(1-math.Exp(-k*n/m), k)
 			measured := float64(fp) / float64(probes)
 			half := z * math.Sqrt(q*(1-q)/float64(probes))

@@ -120,6 +120,6 @@ func checkScalable(t *testing.T, data []byte) {
 	}
 	s.TestHash(1, 2)
 	if limit := s.config().MaxBytes; limit != 0 && limit <= 1<<20 {
-		_, _ = s.AddHash(3, 4) // growth is bounded by MaxBytes; unbounded growth is not the decoder's concern
+		_ = s.AddHash(3, 4) // growth is bounded by MaxBytes; unbounded growth is not the decoder's concern
 	}
 }

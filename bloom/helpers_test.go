@@ -50,3 +50,33 @@ var keyFamilies = []keyFamily{
 	{"counter", counterKey},
 	{"prefix", prefixKey},
 }
+
+// newStableMDP makes a stable filter of m cells of d bits whose
+// stable-point rate is about p (stableSizing's k and P): the sizing of
+// the tests written for a fixed memory.
+func newStableMDP(m uint64, d uint8, p float64) (*Stable, error) {
+	k, dec, err := stableSizing(m, d, p)
+	if err != nil {
+		return nil, err
+	}
+	s := newStable(StableConfig{M: m, CellBits: d, K: k, Decrements: dec})
+	s.targetP = p
+	return s, nil
+}
+
+// newly turns TestAndAdd's answer into "the add set a new bit" (the old
+// bool of Add), failing on an error.
+func newly(present bool, err error) bool {
+	if err != nil {
+		panic(err)
+	}
+	return !present
+}
+
+// was is TestAndAdd's present answer, failing on an error.
+func was(present bool, err error) bool {
+	if err != nil {
+		panic(err)
+	}
+	return present
+}

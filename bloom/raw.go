@@ -25,6 +25,7 @@ func init() {
 		SBBFTestHashMany:      (*SBBF).testHashMany,
 		SBBFFalsePositiveRate: sbbfFalsePositiveRate,
 		StablePointFPR:        (*Stable).stablePointFPR,
+		StableSizing:          stableSizing,
 		Restore: func(cfg ScalableConfig, links []bloomraw.Link[Filter]) (*Scalable, error) {
 			ls := make([]link, len(links))
 			for i, l := range links {

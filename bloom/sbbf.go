@@ -96,8 +96,8 @@ func xxh64String(seed uint64, key string) uint64 {
 // UnmarshalBinary/ReadFrom must not run
 // concurrently with other use.
 //
-// The zero SBBF is not usable; create one with NewSBBF, NewSBBFBlocks,
-// NewSBBFFromParquet, DecodeSBBF or DecodeParquet, or call UnmarshalBinary
+// The zero SBBF is not usable; create one with NewSBBF, NewSBBFWithConfig,
+// NewSBBFFromParquet or DecodeParquet, or call UnmarshalBinary
 // / ReadFrom on it. On the zero value the methods that read or change bits
 // (Add, Test and their forms, the batch methods, Stats, Compatible, Merge,
 // Intersect, the encoders) panic with a message naming these; the getters
@@ -206,32 +206,50 @@ func NewSBBF(n uint64, p float64) (*SBBF, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := NewSBBFBlocks(b)
-	if err != nil {
-		return nil, err
-	}
+	s := newSBBF(b)
 	s.capacity, s.targetP = n, p
 	return s, nil
 }
 
-// NewSBBFBlocks returns an empty SBBF of exactly blocks 256-bit blocks
-// (32·blocks bytes), hash XXH64 seed 0. blocks must be in
-// [1, MaxSBBFBlocks]: 0 gives ErrInvalidParameter, more ErrTooLarge.
-// Parquet writers usually choose a power of two between 1 and 2^22 blocks
-// (32 bytes to 128 MiB); the format allows any count.
-func NewSBBFBlocks(blocks uint64) (*SBBF, error) {
-	if err := checkBlocks(blocks); err != nil {
+// SBBFConfig holds the raw parameters of an SBBF (NewSBBFWithConfig).
+type SBBFConfig struct {
+	// Blocks is the number of 256-bit blocks (32 bytes each), in
+	// [1, MaxSBBFBlocks]. Parquet writers usually choose a power of two
+	// between 1 and 2^22 blocks (32 bytes to 128 MiB); the format allows
+	// any count.
+	Blocks uint64
+	// Seed is the XXH64 seed of the key hash; default 0, Parquet's. A
+	// nonzero seed makes the filter unreadable by Parquet readers (which
+	// always use seed 0) but stops anyone who does not know the seed from
+	// crafting false positives.
+	Seed uint64
+}
+
+// NewSBBFWithConfig returns an empty SBBF of exactly c.Blocks blocks
+// (32·Blocks bytes), hash XXH64 seeded with c.Seed. Errors name the field:
+// Blocks = 0 wraps ErrInvalidParameter, Blocks > MaxSBBFBlocks ErrTooLarge.
+// Capacity and target p are unknown (0 in Stats).
+func NewSBBFWithConfig(c SBBFConfig) (*SBBF, error) {
+	if err := checkBlocks(c.Blocks); err != nil {
 		return nil, err
 	}
-	return &SBBF{bits: make([]uint64, blocks*sbbfBlockWords), blocks: blocks}, nil
+	s := newSBBF(c.Blocks)
+	s.seed = c.Seed
+	return s, nil
+}
+
+// newSBBF returns an empty SBBF of blocks blocks (checked by the caller),
+// seed 0.
+func newSBBF(blocks uint64) *SBBF {
+	return &SBBF{bits: make([]uint64, blocks*sbbfBlockWords), blocks: blocks}
 }
 
 func checkBlocks(blocks uint64) error {
 	if blocks == 0 {
-		return fmt.Errorf("%w: an SBBF needs at least one block", ErrInvalidParameter)
+		return fmt.Errorf("%w: Blocks must be at least 1, got 0", ErrInvalidParameter)
 	}
 	if blocks > MaxSBBFBlocks {
-		return fmt.Errorf("%w: %d blocks, more than MaxSBBFBlocks (%d)", ErrTooLarge, blocks, MaxSBBFBlocks)
+		return fmt.Errorf("%w: Blocks=%d is more than MaxSBBFBlocks (%d)", ErrTooLarge, blocks, MaxSBBFBlocks)
 	}
 	return nil
 }
@@ -293,18 +311,28 @@ func sbbfMask(x uint32) (m0, m1, m2, m3 uint64) {
 // blocks ≤ 2^32).
 func sbbfIndex(h, blocks uint64) uint64 { return (h >> 32) * blocks >> 32 }
 
-// Add inserts key and reports whether at least one of its 8 bits was newly
-// set (then N grows by one). One hash, one block; no allocation. Safe for
-// concurrent use.
-func (s *SBBF) Add(key []byte) bool { return s.AddHash(xxh64(s.seed, key)) }
+// Add inserts key. It always returns nil: a split-block filter cannot fail
+// (beyond its capacity its false-positive rate rises). N grows by one if
+// at least one of key's 8 bits was newly set. One hash, one block; no
+// allocation. Safe for concurrent use.
+func (s *SBBF) Add(key []byte) error {
+	s.addHash(xxh64(s.seed, key))
+	return nil
+}
 
-// AddString is Add for a string key (no copy).
-func (s *SBBF) addString(key string) bool { return s.AddHash(xxh64String(s.seed, key)) }
+// addString is Add for a string key (no copy), reporting addHash's result.
+func (s *SBBF) addString(key string) bool { return s.addHash(xxh64String(s.seed, key)) }
 
 // AddHash inserts the item whose 64-bit hash is h (XXH64 with the filter's
 // seed for keys; any well-mixed 64-bit hash if the caller always uses the
-// same one). No allocation. Safe for concurrent use.
-func (s *SBBF) AddHash(h uint64) bool {
+// same one). It always returns nil. No allocation. Safe for concurrent use.
+func (s *SBBF) AddHash(h uint64) error {
+	s.addHash(h)
+	return nil
+}
+
+// addHash is AddHash reporting whether at least one bit was newly set.
+func (s *SBBF) addHash(h uint64) bool {
 	if s.blocks == 0 {
 		zeroPanic(zeroSBBF)
 	}
@@ -360,15 +388,18 @@ func sbbfHas(b *[4]uint64, x uint32) bool {
 		(atomic.LoadUint64(&b[2])&m2^m2)|(atomic.LoadUint64(&b[3])&m3^m3) == 0
 }
 
-// TestAndAdd adds key and reports whether it was (maybe) present before,
-// i.e. !Add(key).
-func (s *SBBF) TestAndAdd(key []byte) (present bool) { return !s.AddHash(xxh64(s.seed, key)) }
+// TestAndAdd adds key and reports whether it was (maybe) present before:
+// true exactly when all 8 bits were already set (false: key was certainly
+// new). The error is always nil. Safe for concurrent use.
+func (s *SBBF) TestAndAdd(key []byte) (present bool, err error) {
+	return !s.addHash(xxh64(s.seed, key)), nil
+}
 
 // Stats returns the filter's statistics, with K = 8 and M = 256·blocks:
 //
-//   - EstimatedFPR is the exact false-positive rate of a random key given
+//   - FPR is the exact false-positive rate of a random key given
 //     the current bits: the mean over blocks of Π_i (set bits of lane i)/32;
-//   - EstimatedCardinality is −32·blocks·ln(1 − fill), which inverts the
+//   - Cardinality is −32·blocks·ln(1 − fill), which inverts the
 //     expected fill 1 − e^(−λ/32) at Poisson block load λ = n/blocks (it is
 //     the classic −(m/k)·ln(1 − fill) with k = 8), +Inf when full.
 //
@@ -393,17 +424,29 @@ func (s *SBBF) Stats() Stats {
 	m := float64(s.numBits())
 	fill := float64(set) / m
 	return Stats{
-		M:                    s.numBits(),
-		K:                    8,
-		Bytes:                s.sizeBytes(),
-		N:                    s.items(),
-		SetBits:              set,
-		FillRatio:            fill,
-		EstimatedFPR:         fpr / float64(s.blocks),
-		EstimatedCardinality: -(m / 8) * math.Log1p(-fill),
-		Capacity:             s.capacity,
-		TargetP:              s.targetP,
+		M:           s.numBits(),
+		K:           8,
+		Bytes:       s.sizeBytes(),
+		N:           s.items(),
+		SetBits:     set,
+		FillRatio:   fill,
+		FPR:         fpr / float64(s.blocks),
+		Cardinality: -(m / 8) * math.Log1p(-fill),
+		Capacity:    s.capacity,
+		P:           s.targetP,
 	}
+}
+
+// Reset empties s: every bit cleared and N = 0, with the same blocks,
+// seed, capacity and target p. Cost: one pass; no allocation. Concurrent
+// Tests are safe (atomic stores); Adds concurrent with Reset may or may
+// not survive it.
+func (s *SBBF) Reset() {
+	if s.blocks == 0 {
+		zeroPanic(zeroSBBF)
+	}
+	clearAtomic(s.bits)
+	s.n.Store(0)
 }
 
 // Compatible returns nil if s and g can be merged (same number of blocks

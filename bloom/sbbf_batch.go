@@ -16,8 +16,8 @@ const sbbfGroup = 64
 // AddMany adds every key of keys; the bits and N are exactly those of
 // calling Add on each key in order. For filters larger than the cache it is
 // several times faster than a loop of Add (see sbbfGroup). No allocation.
-// Safe for concurrent use.
-func (s *SBBF) AddMany(keys [][]byte) {
+// Safe for concurrent use. It always returns nil.
+func (s *SBBF) AddMany(keys [][]byte) error {
 	var hs [sbbfGroup]uint64
 	for len(keys) > 0 {
 		g := keys[:min(sbbfGroup, len(keys))]
@@ -27,6 +27,7 @@ func (s *SBBF) AddMany(keys [][]byte) {
 		}
 		s.addHashMany(hs[:len(g)])
 	}
+	return nil
 }
 
 // AddHashMany is AddMany for precomputed hashes.

@@ -31,7 +31,7 @@ func NewSBBFFromParquet(bitset []byte) (*SBBF, error) {
 	if len(bitset) == 0 || len(bitset)%sbbfBlockBytes != 0 {
 		return nil, fmt.Errorf("%w: a Parquet split-block bitset is a positive multiple of 32 bytes, got %d", ErrInvalidParameter, len(bitset))
 	}
-	s, err := NewSBBFBlocks(uint64(len(bitset)) / sbbfBlockBytes)
+	s, err := NewSBBFWithConfig(SBBFConfig{Blocks: uint64(len(bitset)) / sbbfBlockBytes})
 	if err != nil {
 		return nil, err
 	}

@@ -138,7 +138,7 @@ func TestSBBFMatchesReference(t *testing.T) {
 		if raceEnabled && blocks > 1000 {
 			continue
 		}
-		s, err := NewSBBFBlocks(blocks)
+		s, err := NewSBBFWithConfig(SBBFConfig{Blocks: blocks})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,10 +307,10 @@ func TestSBBFSizing(t *testing.T) {
 	if _, err := sbbfSizing(1e12, 1e-15); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("p below what MaxSBBFBlocks reach: %v", err)
 	}
-	if _, err := NewSBBFBlocks(0); !errors.Is(err, ErrInvalidParameter) {
+	if _, err := NewSBBFWithConfig(SBBFConfig{Blocks: 0}); !errors.Is(err, ErrInvalidParameter) {
 		t.Errorf("0 blocks: %v", err)
 	}
-	if _, err := NewSBBFBlocks(MaxSBBFBlocks + 1); !errors.Is(err, ErrTooLarge) {
+	if _, err := NewSBBFWithConfig(SBBFConfig{Blocks: MaxSBBFBlocks + 1}); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("too many blocks: %v", err)
 	}
 	if !math.IsNaN(sbbfFalsePositiveRate(0, 1)) || sbbfFalsePositiveRate(5, 0) != 0 {
@@ -374,7 +374,7 @@ func TestSBBFNoFalseNegativesAndSeed(t *testing.T) {
 			}
 			for i := uint64(0); i < n; i++ {
 				buf = fam.key(buf, i)
-				if !s.Test(buf) || !s.testString(string(buf)) || !s.TestAndAdd(buf) {
+				if !s.Test(buf) || !s.testString(string(buf)) || !was(s.TestAndAdd(buf)) {
 					t.Fatalf("seed %d %s: false negative %q", seed, fam.name, buf)
 				}
 			}
@@ -411,18 +411,18 @@ func TestSBBFStats(t *testing.T) {
 		fpr += q
 	}
 	fpr /= float64(len(bs) / 32)
-	if st.SetBits != set || math.Abs(st.EstimatedFPR-fpr) > 1e-12 || st.K != 8 || st.M != 256*s.numBlocks() ||
-		st.Bytes != 32*s.numBlocks() || st.Capacity != 100_000 || st.TargetP != 0.01 || st.N > 100_000 || st.N < 99_000 {
+	if st.SetBits != set || math.Abs(st.FPR-fpr) > 1e-12 || st.K != 8 || st.M != 256*s.numBlocks() ||
+		st.Bytes != 32*s.numBlocks() || st.Capacity != 100_000 || st.P != 0.01 || st.N > 100_000 || st.N < 99_000 {
 		t.Fatalf("stats %+v (set %d fpr %v)", st, set, fpr)
 	}
 	if math.Abs(st.FillRatio-float64(set)/float64(st.M)) > 1e-15 {
 		t.Error("fill ratio")
 	}
-	if math.Abs(st.EstimatedCardinality-100_000)/100_000 > 0.02 {
-		t.Errorf("estimated cardinality %.0f for 100000 keys", st.EstimatedCardinality)
+	if math.Abs(st.Cardinality-100_000)/100_000 > 0.02 {
+		t.Errorf("estimated cardinality %.0f for 100000 keys", st.Cardinality)
 	}
-	if e := sbbfFalsePositiveRate(s.numBlocks(), 100_000); math.Abs(st.EstimatedFPR-e)/e > 0.05 {
-		t.Errorf("conditional FPR %v far from the expected %v", st.EstimatedFPR, e)
+	if e := sbbfFalsePositiveRate(s.numBlocks(), 100_000); math.Abs(st.FPR-e)/e > 0.05 {
+		t.Errorf("conditional FPR %v far from the expected %v", st.FPR, e)
 	}
 	if s.numHashes() != 8 || s.hashKind() != HashXXH64 || HashXXH64.String() != "xxh64" {
 		t.Error("K / HashID")
@@ -496,7 +496,7 @@ func TestSBBFLargerThan2To32Bits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates 512 MiB")
 	}
-	s, err := NewSBBFBlocks(1<<24 + 1)
+	s, err := NewSBBFWithConfig(SBBFConfig{Blocks: 1<<24 + 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,7 +505,7 @@ func TestSBBFLargerThan2To32Bits(t *testing.T) {
 	if b := sbbfIndex(h, s.numBlocks()); b != 1<<24 {
 		t.Fatalf("block %d", b)
 	}
-	if s.TestHash(h) || !s.AddHash(h) || !s.TestHash(h) {
+	if s.TestHash(h) || !s.addHash(h) || !s.TestHash(h) {
 		t.Fatal("add/test in the last block")
 	}
 	last := s.bits[len(s.bits)-4:]

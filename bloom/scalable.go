@@ -74,11 +74,11 @@ type ScalableConfig struct {
 	// returns ErrTooLarge and changes nothing.
 	MaxBytes uint64
 
-	// HashID and HashSeed name the hash that makes the (h1, h2) pairs; 0
-	// means HashXXH3_128. The key methods (Add, Test) hash with it; with
+	// HashID and Seed name the hash that makes the (h1, h2) pairs; HashID
+	// 0 means HashXXH3_128, Seed is its seed (default 0). The key methods (Add, Test) hash with it; with
 	// any other ID they panic (see CanHashKeys): use the *Hash methods.
-	HashID   HashID
-	HashSeed uint64
+	HashID HashID
+	Seed   uint64
 }
 
 // DefaultGrowth is the growth factor used when ScalableConfig.Growth is 0.
@@ -106,29 +106,29 @@ func (cfg ScalableConfig) withDefaults() (ScalableConfig, error) {
 // sizes sub-filters for a higher rate).
 func (cfg ScalableConfig) validate(checkFloor bool) (ScalableConfig, error) {
 	if cfg.Capacity == 0 {
-		return cfg, fmt.Errorf("%w: capacity must be at least 1, got 0", ErrInvalidParameter)
+		return cfg, fmt.Errorf("%w: Capacity must be at least 1, got 0", ErrInvalidParameter)
 	}
 	if !(cfg.ErrorRate > 0 && cfg.ErrorRate < 1) {
-		return cfg, fmt.Errorf("%w: error rate must be in (0, 1), got %v", ErrInvalidParameter, cfg.ErrorRate)
+		return cfg, fmt.Errorf("%w: ErrorRate must be in (0, 1), got %v", ErrInvalidParameter, cfg.ErrorRate)
 	}
 	if cfg.Tightening == 0 {
 		cfg.Tightening = DefaultTightening
 	}
 	if !(cfg.Tightening > 0 && cfg.Tightening < 1) {
-		return cfg, fmt.Errorf("%w: tightening ratio must be in (0, 1), got %v", ErrInvalidParameter, cfg.Tightening)
+		return cfg, fmt.Errorf("%w: Tightening must be in (0, 1), got %v", ErrInvalidParameter, cfg.Tightening)
 	}
 	explicitFloor := cfg.MinErrorRate != 0
 	if !explicitFloor {
 		cfg.MinErrorRate = DefaultMinErrorRate
 	}
 	if !(cfg.MinErrorRate > 0 && cfg.MinErrorRate < 1) {
-		return cfg, fmt.Errorf("%w: minimum error rate must be in (0, 1), got %v", ErrInvalidParameter, cfg.MinErrorRate)
+		return cfg, fmt.Errorf("%w: MinErrorRate must be in (0, 1), got %v", ErrInvalidParameter, cfg.MinErrorRate)
 	}
 	if checkFloor && explicitFloor && cfg.MinErrorRate >= cfg.ErrorRate {
 		// A floor at or above the target would give the first sub-filter
 		// the floor's rate, not the target (MinErrorRate 0.5 with
 		// ErrorRate 0.01 made a filter with a 48 % false-positive rate).
-		return cfg, fmt.Errorf("%w: minimum error rate %v must be below the error rate %v", ErrInvalidParameter, cfg.MinErrorRate, cfg.ErrorRate)
+		return cfg, fmt.Errorf("%w: MinErrorRate %v must be below ErrorRate %v", ErrInvalidParameter, cfg.MinErrorRate, cfg.ErrorRate)
 	}
 	if cfg.HashID == 0 {
 		cfg.HashID = HashXXH3_128
@@ -225,28 +225,51 @@ func (s *Scalable) newLink(capacity uint64, p float64) (link, error) {
 	if b := words(m) * 8; s.cfg.MaxBytes != 0 && (b > s.cfg.MaxBytes || s.bytes > s.cfg.MaxBytes-b) {
 		return link{}, fmt.Errorf("%w: sub-filter of %d bytes would bring the total to %d bytes, over the limit of %d", ErrTooLarge, b, s.bytes+b, s.cfg.MaxBytes)
 	}
-	f, err := NewWithMK(m, k)
-	if err != nil {
-		return link{}, err
-	}
-	f.hashID, f.seed = s.cfg.HashID, s.cfg.HashSeed
+	f := newFilter(m, k)
+	f.hashID, f.seed = s.cfg.HashID, s.cfg.Seed
 	f.capacity, f.targetP = capacity, p
 	return link{Filter: f, Capacity: capacity, ErrorRate: p}, nil
 }
 
-// Add inserts key (hashed with the configured hash) as AddHash does.
-func (s *Scalable) Add(key []byte) (bool, error) {
-	h1, h2 := keyHash(s.cfg.HashID, s.cfg.HashSeed, key, zeroScalable)
-	return s.AddHash(h1, h2)
+// Add inserts key (hashed with the configured hash) as AddHash does. The
+// error is only about resources: ErrFull when a non-scaling chain holds its
+// capacity, ErrTooLarge when growing would pass MaxBytes or MaxBits; the
+// key is then not added and nothing changed.
+func (s *Scalable) Add(key []byte) error {
+	h1, h2 := keyHash(s.cfg.HashID, s.cfg.Seed, key, zeroScalable)
+	_, err := s.addHash(h1, h2)
+	return err
 }
 
-// AddString is Add for a string key.
+// addString is Add for a string key, reporting addHash's result.
 func (s *Scalable) addString(key string) (bool, error) {
-	h1, h2 := keyHashString(s.cfg.HashID, s.cfg.HashSeed, key, zeroScalable)
-	return s.AddHash(h1, h2)
+	h1, h2 := keyHashString(s.cfg.HashID, s.cfg.Seed, key, zeroScalable)
+	return s.addHash(h1, h2)
 }
 
-// AddHash inserts the item with hash pair (h1, h2), with RedisBloom's
+// AddHash is Add for a hash pair (h1, h2), with RedisBloom's SBChain_Add
+// semantics (see addHash).
+func (s *Scalable) AddHash(h1, h2 uint64) error {
+	_, err := s.addHash(h1, h2)
+	return err
+}
+
+// TestAndAdd adds key and reports whether it was (maybe) present before:
+// true if a sub-filter already had all of key's bits set, and then
+// nothing changed; false if key was certainly new. On error (as Add's) it
+// is false and nothing changed. This is RedisBloom's BF.ADD reply negated.
+func (s *Scalable) TestAndAdd(key []byte) (present bool, err error) {
+	h1, h2 := keyHash(s.cfg.HashID, s.cfg.Seed, key, zeroScalable)
+	return s.TestAndAddHash(h1, h2)
+}
+
+// TestAndAddHash is TestAndAdd for a hash pair.
+func (s *Scalable) TestAndAddHash(h1, h2 uint64) (present bool, err error) {
+	added, err := s.addHash(h1, h2)
+	return !added && err == nil, err
+}
+
+// addHash inserts the item with hash pair (h1, h2), with RedisBloom's
 // SBChain_Add semantics:
 //
 //  1. If any sub-filter (checked newest to oldest) has all k bits of the
@@ -262,10 +285,10 @@ func (s *Scalable) addString(key string) (bool, error) {
 //
 // Cost: up to Σ k probes, plus an allocation when a sub-filter is added.
 // A single sub-filter that is not full is tested and set in one pass of k
-// probes (Filter.AddHash is a test-and-set); a chain is tested link by
+// probes (Filter.addHash is a test-and-set); a chain is tested link by
 // link, newest first, then the newest sub-filter is set. Not safe for
 // concurrent use.
-func (s *Scalable) AddHash(h1, h2 uint64) (added bool, err error) {
+func (s *Scalable) addHash(h1, h2 uint64) (added bool, err error) {
 	if len(s.links) == 0 {
 		zeroPanic(zeroScalable)
 	}
@@ -273,8 +296,8 @@ func (s *Scalable) AddHash(h1, h2 uint64) (added bool, err error) {
 	room := last.Filter.items() < last.Capacity
 	if len(s.links) == 1 && room {
 		// Steps 1 and 3 in one pass: the item is present iff all k bits
-		// were set before (AddHash reports false and changes nothing).
-		return last.Filter.AddHash(h1, h2), nil
+		// were set before (addHash reports false and changes nothing).
+		return last.Filter.addHash(h1, h2), nil
 	}
 	for i := len(s.links) - 1; i >= 0; i-- {
 		if s.links[i].Filter.TestHash(h1, h2) {
@@ -297,20 +320,34 @@ func (s *Scalable) AddHash(h1, h2 uint64) (added bool, err error) {
 		s.bytes += l.Filter.sizeBytes()
 		last = &s.links[len(s.links)-1]
 	}
-	return last.Filter.AddHash(h1, h2), nil
+	return last.Filter.addHash(h1, h2), nil
+}
+
+// Reset empties s: the sub-filters added by growth are dropped and the
+// first one is cleared (N = 0), with the same configuration. Cost: one
+// pass over the first sub-filter; no allocation. Not safe for concurrent
+// use.
+func (s *Scalable) Reset() {
+	if len(s.links) == 0 {
+		zeroPanic(zeroScalable)
+	}
+	clear(s.links[1:]) // let the dropped sub-filters be collected
+	s.links = s.links[:1]
+	s.links[0].Filter.Reset()
+	s.bytes = s.links[0].Filter.sizeBytes()
 }
 
 // Test reports whether key may be in the set (no false negatives): true if
 // any sub-filter has all its bits set. Cost: one hash plus up to Σ k probes;
 // no allocation.
 func (s *Scalable) Test(key []byte) bool {
-	h1, h2 := keyHash(s.cfg.HashID, s.cfg.HashSeed, key, zeroScalable)
+	h1, h2 := keyHash(s.cfg.HashID, s.cfg.Seed, key, zeroScalable)
 	return s.TestHash(h1, h2)
 }
 
 // TestString is Test for a string key.
 func (s *Scalable) testString(key string) bool {
-	h1, h2 := keyHashString(s.cfg.HashID, s.cfg.HashSeed, key, zeroScalable)
+	h1, h2 := keyHashString(s.cfg.HashID, s.cfg.Seed, key, zeroScalable)
 	return s.TestHash(h1, h2)
 }
 
@@ -365,10 +402,10 @@ func (s *Scalable) capacityN() uint64 {
 func (s *Scalable) sizeBytes() uint64 { return s.bytes }
 
 // Stats returns the filter's statistics summed over its sub-filters: M,
-// Bytes, N, SetBits, EstimatedCardinality and Capacity are sums, K is the
+// Bytes, N, SetBits, Cardinality and Capacity are sums, K is the
 // sum of the sub-filters' probe counts (the most probes one Test makes),
-// FillRatio is SetBits/M, EstimatedFPR the compound rate
-// 1 − Π(1 − fill_i^k_i), and TargetP the configured ErrorRate. Cost: one
+// FillRatio is SetBits/M, FPR the compound rate
+// 1 − Π(1 − fill_i^k_i), and P the configured ErrorRate. Cost: one
 // pass over every bitset. It panics on the zero Scalable.
 func (s *Scalable) Stats() Stats {
 	if len(s.links) == 0 {
@@ -383,27 +420,14 @@ func (s *Scalable) Stats() Stats {
 		st.Bytes += ls.Bytes
 		st.N += ls.N
 		st.SetBits += ls.SetBits
-		st.EstimatedCardinality += ls.EstimatedCardinality
-		st.Capacity += l.Capacity
-		q *= 1 - ls.EstimatedFPR
+		st.Cardinality += ls.Cardinality
+		q *= 1 - ls.FPR
 	}
+	st.Capacity = s.capacityN() // saturating
 	st.FillRatio = float64(st.SetBits) / float64(st.M)
-	st.EstimatedFPR = 1 - q
-	st.TargetP = s.cfg.ErrorRate
+	st.FPR = 1 - q
+	st.P = s.cfg.ErrorRate
 	return st
-}
-
-// EstimatedFPR returns the estimated compound false-positive rate
-// 1 − Π(1 − fill_i^k_i) over the sub-filters. Cost: one pass over all bits.
-func (s *Scalable) estimatedFPR() float64 {
-	if len(s.links) == 0 {
-		zeroPanic(zeroScalable)
-	}
-	q := 1.0
-	for _, l := range s.links {
-		q *= 1 - l.Filter.Stats().EstimatedFPR
-	}
-	return 1 - q
 }
 
 // Clone returns a deep copy of s.
@@ -448,7 +472,7 @@ func restoreScalable(cfg ScalableConfig, links []link) (*Scalable, error) {
 	}
 	s := &Scalable{cfg: cfg, links: append([]link(nil), links...), bytes: total}
 	for _, l := range s.links {
-		l.Filter.hashID, l.Filter.seed = cfg.HashID, cfg.HashSeed
+		l.Filter.hashID, l.Filter.seed = cfg.HashID, cfg.Seed
 		l.Filter.capacity, l.Filter.targetP = l.Capacity, l.ErrorRate
 	}
 	return s, nil

@@ -32,7 +32,7 @@ func TestScalableAcceptance(t *testing.T) {
 	var buf []byte
 	for i := uint64(0); i < n; i++ {
 		buf = userKey(buf, i)
-		if _, err := s.Add(buf); err != nil {
+		if err := s.Add(buf); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -63,7 +63,7 @@ func TestScalableAcceptance(t *testing.T) {
 		}
 	}
 	measured := float64(fp) / float64(probes)
-	est := s.estimatedFPR()
+	est := s.Stats().FPR
 	t.Logf("%d keys in %v: %d links, %d bytes (%.2f bits/key), N=%d (%d absorbed as positives), Σp_i=%.6f, "+
 		"conditional compound FPR %.5f, measured %.5f (%d/%d), target %v",
 		n, addTime.Round(time.Millisecond), len(links), s.sizeBytes(), 8*float64(s.sizeBytes())/float64(n), s.items(), absorbed,
@@ -97,7 +97,7 @@ func TestScalableGrowthOneFloor(t *testing.T) {
 		var buf []byte
 		var i uint64
 		for ; uint64(s.numLinks()) <= c.links; i++ {
-			if _, err := s.Add(counterKey(buf, i)); err != nil {
+			if err := s.Add(counterKey(buf, i)); err != nil {
 				t.Fatalf("add %d (%d links): %v", i, s.numLinks(), err)
 			}
 		}
@@ -193,7 +193,7 @@ func TestChainSizing(t *testing.T) {
 	var meas float64
 	var buf []byte
 	for seed := uint64(1); seed <= R; seed++ {
-		f, _ := NewWithMK(m, k)
+		f, _ := NewWithConfig(Config{M: m, K: k})
 		_ = f.setHash(HashXXH3_128, seed)
 		for i := uint64(0); i < n; i++ {
 			f.Add(userKey(buf, i))

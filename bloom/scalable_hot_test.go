@@ -28,7 +28,7 @@ func refAddHash(s *Scalable, h1, h2 uint64) (bool, error) {
 		s.bytes += l.Filter.sizeBytes()
 		last = &s.links[len(s.links)-1]
 	}
-	return last.Filter.AddHash(h1, h2), nil
+	return last.Filter.addHash(h1, h2), nil
 }
 
 // TestAddHashMatchesReference: AddHash (with its one-pass single-link
@@ -47,7 +47,7 @@ func TestAddHashMatchesReference(t *testing.T) {
 		r := rand.New(rand.NewPCG(9, growth))
 		for i := range 20_000 {
 			h1, h2 := r.Uint64N(3000), r.Uint64N(3000)
-			got, gerr := a.AddHash(h1, h2)
+			got, gerr := a.addHash(h1, h2)
 			want, werr := refAddHash(b, h1, h2)
 			if got != want || (gerr == nil) != (werr == nil) || (werr != nil && !errors.Is(gerr, werr)) {
 				t.Fatalf("growth %d, add %d: AddHash = %v, %v; reference %v, %v", growth, i, got, gerr, want, werr)

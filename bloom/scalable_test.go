@@ -26,7 +26,7 @@ func TestScalableGrowthAndTightening(t *testing.T) {
 	var buf []byte
 	const total = 100 + 200 + 400 + 800 + 1 // fills four links, opens a fifth
 	for i := uint64(0); s.items() < total; i++ {
-		if _, err := s.Add(userKey(buf, i)); err != nil {
+		if err := s.Add(userKey(buf, i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +60,7 @@ func TestScalableGrowthAndTightening(t *testing.T) {
 	// Custom tightening r = 0.8: link i gets p0·(1−r)·r^i.
 	s = mustScalable(t, ScalableConfig{Capacity: 10, ErrorRate: 0.1, Growth: 1, Tightening: 0.8})
 	for i := uint64(0); s.numLinks() < 4; i++ {
-		if _, err := s.Add(counterKey(buf, i)); err != nil {
+		if err := s.Add(counterKey(buf, i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -82,14 +82,14 @@ func TestScalableAddSemantics(t *testing.T) {
 	}
 	// Present in an older link: false, nil, and nothing changes (no growth
 	// even though the last link is full).
-	if added, err := s.Add([]byte("a")); added || err != nil || s.numLinks() != 1 || s.items() != 3 {
+	if added, err := s.addString("a"); added || err != nil || s.numLinks() != 1 || s.items() != 3 {
 		t.Fatalf("re-add = %v, %v; links %d N %d", added, err, s.numLinks(), s.items())
 	}
-	if added, err := s.Add([]byte("d")); !added || err != nil || s.numLinks() != 2 {
+	if added, err := s.addString("d"); !added || err != nil || s.numLinks() != 2 {
 		t.Fatalf("Add(d) = %v, %v; links %d", added, err, s.numLinks())
 	}
 	h1, h2 := Hash([]byte("a"))
-	if added, _ := s.AddHash(h1, h2); added || s.linkList()[1].Filter.items() != 1 {
+	if added, _ := s.addHash(h1, h2); added || s.linkList()[1].Filter.items() != 1 {
 		t.Fatal("pair present in link 0 was added to link 1")
 	}
 	for _, k := range []string{"a", "b", "c", "d"} {
@@ -101,7 +101,7 @@ func TestScalableAddSemantics(t *testing.T) {
 	s2, _ := NewScalableWithConfig(ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: 2})
 	last := s2.linkList()[0].Filter
 	last.AddHash(7, 0) // k identical positions
-	if added, err := s2.AddHash(7+last.numBits(), last.numBits()); added || err != nil || s2.items() != 1 {
+	if added, err := s2.addHash(7+last.numBits(), last.numBits()); added || err != nil || s2.items() != 1 {
 		t.Fatalf("colliding pair: added=%v err=%v N=%d", added, err, s2.items())
 	}
 }
@@ -114,11 +114,11 @@ func TestScalableNonScalingFull(t *testing.T) {
 	var buf []byte
 	var i uint64
 	for ; s.items() < 10; i++ {
-		if _, err := s.Add(userKey(buf, i)); err != nil {
+		if err := s.Add(userKey(buf, i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := s.Add(userKey(buf, 1000))
+	err := s.Add(userKey(buf, 1000))
 	if !errors.Is(err, ErrFull) || s.numLinks() != 1 || s.items() != 10 {
 		t.Fatalf("add to full non-scaling = %v, links %d, N %d", err, s.numLinks(), s.items())
 	}
@@ -126,7 +126,7 @@ func TestScalableNonScalingFull(t *testing.T) {
 		t.Fatal("failed add changed state")
 	}
 	// Already-present items still answer false, nil when full.
-	if added, err := s.Add(userKey(buf, 0)); added || err != nil {
+	if added, err := s.addString(string(userKey(buf, 0))); added || err != nil {
 		t.Fatalf("re-add to full = %v, %v", added, err)
 	}
 }
@@ -140,7 +140,7 @@ func TestScalableMaxBytes(t *testing.T) {
 	var buf []byte
 	var i uint64
 	for ; s.items() < 100; i++ {
-		if _, err := s.Add(userKey(buf, i)); err != nil {
+		if err := s.Add(userKey(buf, i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -151,7 +151,7 @@ func TestScalableMaxBytes(t *testing.T) {
 		if s.Test(buf) {
 			continue
 		}
-		added, err := s.Add(buf)
+		added, err := s.addString(string(buf))
 		if !errors.Is(err, ErrTooLarge) || added {
 			t.Fatalf("growth over MaxBytes = %v, %v", added, err)
 		}
@@ -204,7 +204,7 @@ func TestScalableCustomSizingAndFloor(t *testing.T) {
 	var buf []byte
 	var err error
 	for i := uint64(0); err == nil && i < 100; i++ {
-		_, err = s.Add(userKey(buf, i))
+		err = s.Add(userKey(buf, i))
 	}
 	if err == nil || err.Error() != "sizing refuses" || s.numLinks() != 4 {
 		t.Fatalf("err %v, links %d", err, s.numLinks())
@@ -219,13 +219,13 @@ func TestScalableCustomSizingAndFloor(t *testing.T) {
 		t.Errorf("sizing calls %v", calls)
 	}
 	// Capacity overflow on growth gives ErrTooLarge.
-	f, _ := NewWithMK(64, 1)
+	f, _ := NewWithConfig(Config{M: 64, K: 1})
 	f.setN(1 << 63)
 	s, err = restoreScalable(ScalableConfig{Capacity: 1, ErrorRate: 0.1, Growth: 4}, []link{{f, 1 << 63, 0.05}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AddHash(1, 2); !errors.Is(err, ErrTooLarge) || s.numLinks() != 1 {
+	if err := s.AddHash(1, 2); !errors.Is(err, ErrTooLarge) || s.numLinks() != 1 {
 		t.Fatalf("capacity overflow: %v", err)
 	}
 }
@@ -234,7 +234,7 @@ func TestRestoreScalable(t *testing.T) {
 	s := mustScalable(t, ScalableConfig{Capacity: 50, ErrorRate: 0.01, Growth: 3})
 	var buf []byte
 	for i := uint64(0); i < 500; i++ {
-		_, _ = s.Add(userKey(buf, i))
+		_ = s.Add(userKey(buf, i))
 	}
 	cfg := s.config()
 	var links []link
@@ -256,7 +256,7 @@ func TestRestoreScalable(t *testing.T) {
 		}
 	}
 	// Restore relabels filters with the chain's hash and the link's sizing.
-	f, _ := NewWithMK(128, 3)
+	f, _ := NewWithConfig(Config{M: 128, K: 3})
 	_, err = restoreScalable(ScalableConfig{Capacity: 10, ErrorRate: 0.01, Growth: 2, HashID: hashMurmur64A}, []link{{f, 10, 0.005}})
 	if err != nil || f.hashKind() != hashMurmur64A || f.capacityN() != 10 || f.targetRate() != 0.005 {
 		t.Fatalf("relabel: %v %v %d %v", err, f.hashKind(), f.capacityN(), f.targetRate())
@@ -322,10 +322,10 @@ func TestScalableCompoundFPR(t *testing.T) {
 	}
 	var rates []float64
 	for seed := uint64(1); seed <= uint64(chains); seed++ {
-		s := mustScalable(t, ScalableConfig{Capacity: 1000, ErrorRate: p0, Growth: 2, HashSeed: seed})
+		s := mustScalable(t, ScalableConfig{Capacity: 1000, ErrorRate: p0, Growth: 2, Seed: seed})
 		var buf []byte
 		for i := uint64(0); i < n; i++ {
-			if _, err := s.Add(userKey(buf, i)); err != nil {
+			if err := s.Add(userKey(buf, i)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -350,7 +350,7 @@ func TestScalableCompoundFPR(t *testing.T) {
 			}
 		}
 		measured := float64(fp) / float64(probes)
-		q := s.estimatedFPR()
+		q := s.Stats().FPR
 		half := halfWidth999(q, probes)
 		t.Logf("seed %d: %d links, N=%d, %d bytes, measured %.5f (%d/%d), conditional %.5f ± %.5f, expected %.5f",
 			seed, s.numLinks(), s.items(), s.sizeBytes(), measured, fp, probes, q, half, expected)
@@ -403,7 +403,7 @@ func TestDoubleHashingSmallM(t *testing.T) {
 			}
 		}
 		meas += float64(fp) / probes
-		cond += f.Stats().EstimatedFPR
+		cond += f.Stats().FPR
 	}
 	ratio := meas / cond
 	t.Logf("m=1103 k=8 n=100: mean measured %.6f, mean fill^k %.6f, ratio %.3f", meas/R, cond/R, ratio)
@@ -429,7 +429,7 @@ func TestScalableGrowsByDefault(t *testing.T) {
 	}
 	for _, s := range []*Scalable{viaConfig, viaNP} {
 		for i := range 5000 {
-			if _, err := s.Add(fmt.Appendf(nil, "key-%d", i)); err != nil {
+			if err := s.Add(fmt.Appendf(nil, "key-%d", i)); err != nil {
 				t.Fatalf("add %d: %v", i, err)
 			}
 		}
@@ -447,7 +447,7 @@ func TestScalableGrowsByDefault(t *testing.T) {
 	}
 	var full error
 	for i := 0; i < 1000 && full == nil; i++ {
-		_, full = fixed.Add(fmt.Appendf(nil, "key-%d", i))
+		full = fixed.Add(fmt.Appendf(nil, "key-%d", i))
 	}
 	if !errors.Is(full, ErrFull) || fixed.numLinks() != 1 {
 		t.Fatalf("NoGrowth: err %v after filling, %d sub-filters", full, fixed.numLinks())

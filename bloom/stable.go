@@ -47,8 +47,8 @@ const MaxStableCellBits = 8
 // cells and the random state and must not run concurrently with any other
 // use (the caller locks).
 //
-// The zero Stable is not usable; create one with NewStable,
-// NewStableWithParams, or call UnmarshalBinary / ReadFrom on it. On the zero value Add, Test and their forms, Stats and the
+// The zero Stable is not usable; create one with NewStable or
+// NewStableWithConfig, or call UnmarshalBinary / ReadFrom on it. On the zero value Add, Test and their forms, Stats and the
 // encoders panic with a message naming these; the getters return zeros.
 type Stable struct {
 	words   []uint64
@@ -102,53 +102,159 @@ func stableSizing(m uint64, d uint8, p float64) (k uint32, decrements uint64, er
 func checkStableMD(m uint64, d uint8) error {
 	switch {
 	case d == 0 || d > MaxStableCellBits:
-		return fmt.Errorf("%w: cell width d must be in [1, %d] bits, got %d", ErrInvalidParameter, MaxStableCellBits, d)
+		return fmt.Errorf("%w: CellBits (d) must be in [1, %d], got %d", ErrInvalidParameter, MaxStableCellBits, d)
 	case m < 2:
-		return fmt.Errorf("%w: a stable filter needs at least 2 cells, got %d", ErrInvalidParameter, m)
+		return fmt.Errorf("%w: M (cells) must be at least 2, got %d", ErrInvalidParameter, m)
 	case m > MaxBits/uint64(d):
-		return fmt.Errorf("%w: %d cells of %d bits, more than MaxBits (%d)", ErrTooLarge, m, d, MaxBits)
+		return fmt.Errorf("%w: M=%d cells of %d bits is more than MaxBits (%d)", ErrTooLarge, m, d, MaxBits)
 	}
 	return nil
 }
 
-// NewStable returns an empty stable filter of m cells of d bits whose
-// stable-point false-positive rate is about p, with k and P from
-// stableSizing, hash HashXXH3_128 seed 0 and a random decrement sequence
-// (SetRandSeed makes it reproducible). It records p as its target p.
-// Errors are stableSizing's.
-func NewStable(m uint64, d uint8, p float64) (*Stable, error) {
-	k, dec, err := stableSizing(m, d, p)
-	if err != nil {
-		return nil, err
+// NewStable returns an empty stable filter for duplicate detection over
+// a window of n adds at false-positive rate p: its stable-point
+// false-positive rate (StablePointFPR, for an item not seen in the stream)
+// is about p, and an item added is still reported by Test after n further
+// adds (of other items) with probability at least about 1 − p. Deng &
+// Rafiei size a stable filter from its memory and a target stable-point
+// rate; the window n is what fixes the memory here:
+//
+//   - for each cell width d in [1, 8] (Max = 2^d − 1), k and P come from
+//     the stable-point formula for m cells (stableSizing: k = round(log2
+//     1/p), P solved from FPS = p);
+//   - a cell set to Max survives n further adds unless it is decremented
+//     Max times; each add decrements it with probability P/m, so the item's
+//     k cells all survive with probability about
+//     (Pr[Poisson(n·P/m) < Max])^k, ignoring later adds that set them again
+//     (which only help); m is the smallest with 1 − that ≤ p;
+//   - the d (and m) of least memory m·d wins.
+//
+// At p = 1% that is d = 6 and about 86 bits per item of the window (at
+// 0.1%, d = 7, about 143): 9× a classic filter of n items, the price of
+// bounding the false negatives as well as the false positives. Stats
+// reports the result (M cells, K); StableConfig sets every parameter
+// instead.
+//
+// The filter uses hash HashXXH3_128 seed 0 and a random decrement
+// sequence; it records p as its target p (Capacity stays 0: the stream is
+// unbounded). Errors wrap ErrInvalidParameter (n = 0, p ∉ (0, 1), NaN) or
+// ErrTooLarge (the window needs more than MaxBits bits). Cost: a few
+// thousand evaluations of the formulas, and 8·⌈m/⌊64/d⌋⌉ bytes.
+func NewStable(n uint64, p float64) (*Stable, error) {
+	if n == 0 {
+		return nil, fmt.Errorf("%w: window n must be at least 1, got 0", ErrInvalidParameter)
 	}
-	s, err := NewStableWithParams(m, d, k, dec)
-	if err != nil {
-		return nil, err
+	if !(p > 0 && p < 1) {
+		return nil, fmt.Errorf("%w: false-positive rate p must be in (0, 1), got %v", ErrInvalidParameter, p)
 	}
+	var best StableConfig
+	for d := uint8(1); d <= MaxStableCellBits; d++ {
+		m, ok := stableWindowCells(n, d, p)
+		if !ok || (best.M != 0 && m*uint64(d) >= best.M*uint64(best.CellBits)) {
+			continue
+		}
+		k, dec, err := stableSizing(m, d, p)
+		if err != nil {
+			return nil, err
+		}
+		best = StableConfig{M: m, CellBits: d, K: k, Decrements: dec}
+	}
+	if best.M == 0 {
+		return nil, fmt.Errorf("%w: a window of n=%d adds at p=%v needs more than MaxBits (%d) bits", ErrTooLarge, n, p, MaxBits)
+	}
+	s := newStable(best)
 	s.targetP = p
 	return s, nil
 }
 
-// NewStableWithParams returns an empty stable filter of m ≥ 2 cells of
-// d ∈ [1, 8] bits, k ∈ [1, min(MaxK, m−1)] probes and decrements ∈ [1, m]
-// cells decremented per add. Errors wrap ErrInvalidParameter (or
-// ErrTooLarge for m·d > MaxBits).
-func NewStableWithParams(m uint64, d uint8, k uint32, decrements uint64) (*Stable, error) {
-	if err := checkStableParams(m, d, k, decrements); err != nil {
+// stableWindowCells returns the smallest m for which a stable filter of m
+// cells of d bits, with stableSizing's k and P, keeps an item through n
+// later adds with probability ≥ 1 − p (see NewStable), and false if none
+// fits MaxBits. Only m for which stableSizing's k and P are not clipped
+// (k < m, P < m) count: there the loss probability falls as m grows, so
+// doubling then bisection finds the smallest.
+func stableWindowCells(n uint64, d uint8, p float64) (uint64, bool) {
+	kWant := uint32(math.Min(math.Max(1, math.Round(-math.Log2(p))), float64(MaxK)))
+	fits := func(m uint64) bool {
+		k, dec, err := stableSizing(m, d, p)
+		if err != nil || k < kWant || dec >= m { // clipped by m
+			return false
+		}
+		lambda := float64(n) * float64(dec) / float64(m)
+		term := math.Exp(-lambda) // Pr[Poisson(λ) = 0]
+		keep := term
+		for j := 1; j < 1<<d-1; j++ {
+			term *= lambda / float64(j)
+			keep += term
+		}
+		return 1-math.Pow(math.Min(keep, 1), float64(k)) <= p
+	}
+	limit := MaxBits / uint64(d)
+	hi := uint64(2)
+	for !fits(hi) {
+		if hi > limit/2 {
+			return 0, false
+		}
+		hi *= 2
+	}
+	lo := max(2, hi/2)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi, true
+}
+
+// StableConfig holds the raw parameters of a Stable filter
+// (NewStableWithConfig), named as in Deng & Rafiei 2006.
+type StableConfig struct {
+	// M is the number of cells, at least 2 (M·CellBits ≤ MaxBits).
+	M uint64
+	// CellBits is the cell width d in [1, MaxStableCellBits]; cells hold
+	// 0 … Max = 2^d − 1.
+	CellBits uint8
+	// K is the number of probes per item, in [1, min(MaxK, M−1)].
+	K uint32
+	// Decrements is P, the number of cells each Add decrements, in [1, M].
+	Decrements uint64
+	// Seed is the seed of the key hash (XXH3-128); default 0. (The
+	// decrement positions come from a separate random generator, seeded
+	// at random.)
+	Seed uint64
+}
+
+// NewStableWithConfig returns an empty stable filter with exactly the
+// parameters of c (see StableConfig for their ranges). Errors wrap
+// ErrInvalidParameter naming the field, or ErrTooLarge for
+// M·CellBits > MaxBits. Its target p is unknown (0 in Stats);
+// StablePointFPR is the rate it converges to.
+func NewStableWithConfig(c StableConfig) (*Stable, error) {
+	if err := checkStableParams(c.M, c.CellBits, c.K, c.Decrements); err != nil {
 		return nil, err
 	}
-	per := uint64(64 / d)
+	return newStable(c), nil
+}
+
+// newStable returns an empty Stable with c's parameters (checked by the
+// caller) and a random decrement sequence.
+func newStable(c StableConfig) *Stable {
+	per := uint64(64 / c.CellBits)
 	return &Stable{
-		words:   make([]uint64, (m+per-1)/per),
-		m:       m,
-		d:       uint32(d),
+		words:   make([]uint64, (c.M+per-1)/per),
+		m:       c.M,
+		d:       uint32(c.CellBits),
 		perWord: per,
-		max:     uint64(1)<<d - 1,
-		k:       k,
-		p:       decrements,
+		max:     uint64(1)<<c.CellBits - 1,
+		k:       c.K,
+		p:       c.Decrements,
 		hashID:  HashXXH3_128,
+		seed:    c.Seed,
 		rng:     rand.Uint64(),
-	}, nil
+	}
 }
 
 func checkStableParams(m uint64, d uint8, k uint32, decrements uint64) error {
@@ -156,10 +262,10 @@ func checkStableParams(m uint64, d uint8, k uint32, decrements uint64) error {
 		return err
 	}
 	if k == 0 || k > MaxK || uint64(k) >= m {
-		return fmt.Errorf("%w: number of probes k must be in [1, min(%d, m−1)], got %d", ErrInvalidParameter, MaxK, k)
+		return fmt.Errorf("%w: K (probes) must be in [1, min(%d, M−1)], got %d", ErrInvalidParameter, MaxK, k)
 	}
 	if decrements == 0 || decrements > m {
-		return fmt.Errorf("%w: decrements per add must be in [1, m=%d], got %d", ErrInvalidParameter, m, decrements)
+		return fmt.Errorf("%w: Decrements (P) must be in [1, M=%d], got %d", ErrInvalidParameter, m, decrements)
 	}
 	return nil
 }
@@ -180,7 +286,7 @@ func (s *Stable) decrements() uint64 { return s.p }
 func (s *Stable) items() uint64 { return s.n }
 
 // TargetP returns the stable-point rate the filter was configured for
-// (NewStable's p; 0 for NewStableWithParams).
+// (NewStable's p; 0 for NewStableWithConfig).
 func (s *Stable) targetRate() float64 { return s.targetP }
 
 // SizeBytes returns the memory of the cells in bytes.
@@ -227,22 +333,29 @@ func (s *Stable) cell(x uint64) uint64 {
 }
 
 // Add records key as the newest item of the stream: it decrements P cells
-// at a random position and sets key's k cells to Max. Cost: one hash, P
-// sequential and k random cell writes; no allocation. Not safe for
-// concurrent use.
-func (s *Stable) Add(key []byte) {
+// at a random position and sets key's k cells to Max. It always returns
+// nil: a stable filter cannot fail (it forgets old items instead). Cost:
+// one hash, P sequential and k random cell writes; no allocation. Not safe
+// for concurrent use.
+func (s *Stable) Add(key []byte) error {
 	h1, h2 := keyHash(s.hashID, s.seed, key, zeroStable)
-	s.AddHash(h1, h2)
+	s.addHash(h1, h2)
+	return nil
 }
 
-// AddString is Add for a string key.
+// addString is Add for a string key.
 func (s *Stable) addString(key string) {
 	h1, h2 := keyHashString(s.hashID, s.seed, key, zeroStable)
-	s.AddHash(h1, h2)
+	s.addHash(h1, h2)
 }
 
-// AddHash is Add for a hash pair.
-func (s *Stable) AddHash(h1, h2 uint64) {
+// AddHash is Add for a hash pair. It always returns nil.
+func (s *Stable) AddHash(h1, h2 uint64) error {
+	s.addHash(h1, h2)
+	return nil
+}
+
+func (s *Stable) addHash(h1, h2 uint64) {
 	if s.m == 0 {
 		zeroPanic(zeroStable)
 	}
@@ -315,21 +428,21 @@ func (s *Stable) TestHash(h1, h2 uint64) bool {
 
 // TestAndAdd reports whether key was seen recently (Test, with its false
 // negatives for old items) and then adds it: the duplicate-detection step
-// of Deng & Rafiei. Not safe for concurrent use.
-func (s *Stable) TestAndAdd(key []byte) (seenRecently bool) {
+// of Deng & Rafiei. The error is always nil. Not safe for concurrent use.
+func (s *Stable) TestAndAdd(key []byte) (seenRecently bool, err error) {
 	h1, h2 := keyHash(s.hashID, s.seed, key, zeroStable)
 	seenRecently = s.TestHash(h1, h2)
-	s.AddHash(h1, h2)
-	return seenRecently
+	s.addHash(h1, h2)
+	return seenRecently, nil
 }
 
 // Stats returns the filter's statistics, counting a nonzero cell as a set
 // bit: M cells, K, Bytes, N adds, SetBits = nonzero cells, FillRatio =
-// SetBits/M, EstimatedFPR = fill^K (the current false-positive rate given
-// the cells; it approaches StablePointFPR), EstimatedCardinality =
+// SetBits/M, FPR = fill^K (the current false-positive rate given
+// the cells; it approaches StablePointFPR), Cardinality =
 // −(M/K)·ln(1 − fill) (the number of recent distinct items a classic filter
 // of this fill would hold; +Inf when no cell is 0), Capacity 0 (unbounded)
-// and TargetP. Cost: one pass over the cells.
+// and P (the target p). Cost: one pass over the cells.
 func (s *Stable) Stats() Stats {
 	if s.m == 0 {
 		zeroPanic(zeroStable)
@@ -343,19 +456,20 @@ func (s *Stable) Stats() Stats {
 			}
 		}
 	}
-	m, k := float64(s.m), float64(s.k)
-	fill := float64(set) / m
-	return Stats{
-		M:                    s.m,
-		K:                    s.k,
-		Bytes:                s.sizeBytes(),
-		N:                    s.n,
-		SetBits:              set,
-		FillRatio:            fill,
-		EstimatedFPR:         math.Pow(fill, k),
-		EstimatedCardinality: -(m / k) * math.Log1p(-fill),
-		TargetP:              s.targetP,
+	st := classicStats(s.m, s.k, set)
+	st.Bytes, st.N, st.P = s.sizeBytes(), s.n, s.targetP
+	return st
+}
+
+// Reset empties s: every cell 0 and N = 0, with the same parameters, hash,
+// seed and target p (the decrement generator goes on from its state).
+// Cost: one pass; no allocation. Not safe for concurrent use.
+func (s *Stable) Reset() {
+	if s.m == 0 {
+		zeroPanic(zeroStable)
 	}
+	clear(s.words)
+	s.n = 0
 }
 
 // Clone returns an independent copy of s (including its random state).

@@ -10,9 +10,9 @@ import (
 
 func mustStable(t testing.TB, m uint64, d uint8, p float64) *Stable {
 	t.Helper()
-	s, err := NewStable(m, d, p)
+	s, err := newStableMDP(m, d, p)
 	if err != nil {
-		t.Fatalf("NewStable(%d, %d, %v): %v", m, d, p, err)
+		t.Fatalf("newStableMDP(%d, %d, %v): %v", m, d, p, err)
 	}
 	return s
 }
@@ -51,7 +51,7 @@ func TestStableMatchesModel(t *testing.T) {
 		for _, m := range []uint64{2, 21, 64, 100, 1000} {
 			k := uint32(min(3, m-1))
 			dec := min(m, 1+m/3)
-			s, err := NewStableWithParams(m, d, k, dec)
+			s, err := NewStableWithConfig(StableConfig{M: m, CellBits: d, K: k, Decrements: dec})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestStableStablePointFPR(t *testing.T) {
 					}
 				}
 				st := s.Stats()
-				q, fps := st.EstimatedFPR, s.stablePointFPR()
+				q, fps := st.FPR, s.stablePointFPR()
 				measured := float64(fp) / float64(probes)
 				half := halfWidth999(q, probes)
 				f := st.FillRatio
@@ -179,7 +179,7 @@ func TestStableForgetsOldItems(t *testing.T) {
 		t.Errorf("only %d of the last 100 items present", recent)
 	}
 	// TestAndAdd detects a recent duplicate.
-	if !s.TestAndAdd(userKey(buf, n-1)) {
+	if !was(s.TestAndAdd(userKey(buf, n-1))) {
 		t.Error("TestAndAdd missed a recent duplicate")
 	}
 }
@@ -199,8 +199,8 @@ func TestStableParameters(t *testing.T) {
 		{1000, 1, math.NaN(), ErrInvalidParameter},
 		{MaxBits/4 + 1, 4, 0.01, ErrTooLarge},
 	} {
-		if _, err := NewStable(c.m, c.d, c.p); !errors.Is(err, c.want) {
-			t.Errorf("NewStable(%d, %d, %v): %v, want %v", c.m, c.d, c.p, err, c.want)
+		if _, err := newStableMDP(c.m, c.d, c.p); !errors.Is(err, c.want) {
+			t.Errorf("newStableMDP(%d, %d, %v): %v, want %v", c.m, c.d, c.p, err, c.want)
 		}
 	}
 	for _, c := range []struct {
@@ -208,7 +208,7 @@ func TestStableParameters(t *testing.T) {
 		k   uint32
 		dec uint64
 	}{{100, 0, 1}, {100, 100, 1}, {100, MaxK + 1, 1}, {100, 3, 0}, {100, 3, 101}} {
-		if _, err := NewStableWithParams(c.m, 2, c.k, c.dec); !errors.Is(err, ErrInvalidParameter) {
+		if _, err := NewStableWithConfig(StableConfig{M: c.m, CellBits: 2, K: c.k, Decrements: c.dec}); !errors.Is(err, ErrInvalidParameter) {
 			t.Errorf("m=%d k=%d P=%d: %v", c.m, c.k, c.dec, err)
 		}
 	}

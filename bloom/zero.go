@@ -6,11 +6,11 @@ package bloom
 // the message of its type, which names the constructors. Decoding into a
 // zero value (UnmarshalBinary, ReadFrom) works.
 const (
-	zeroFilter   = "bloom: method called on a zero Filter, which is not usable: create it with New or NewWithMK (or UnmarshalBinary into it)"
-	zeroCounting = "bloom: method called on a zero Counting, which is not usable: create it with NewCounting or NewCountingWithMK (or UnmarshalBinary into it)"
-	zeroStable   = "bloom: method called on a zero Stable, which is not usable: create it with NewStable or NewStableWithParams (or UnmarshalBinary into it)"
+	zeroFilter   = "bloom: method called on a zero Filter, which is not usable: create it with New or NewWithConfig (or UnmarshalBinary into it)"
+	zeroCounting = "bloom: method called on a zero Counting, which is not usable: create it with NewCounting or NewCountingWithConfig (or UnmarshalBinary into it)"
+	zeroStable   = "bloom: method called on a zero Stable, which is not usable: create it with NewStable or NewStableWithConfig (or UnmarshalBinary into it)"
 	zeroScalable = "bloom: method called on a zero Scalable, which is not usable: create it with NewScalable or NewScalableWithConfig (or UnmarshalBinary into it)"
-	zeroSBBF     = "bloom: method called on a zero SBBF, which is not usable: create it with NewSBBF, NewSBBFBlocks, NewSBBFFromParquet or DecodeParquet (or UnmarshalBinary into it)"
+	zeroSBBF     = "bloom: method called on a zero SBBF, which is not usable: create it with NewSBBF, NewSBBFWithConfig, NewSBBFFromParquet or DecodeParquet (or UnmarshalBinary into it)"
 	zeroBuilder  = "bloom: method called on a zero builder, which is not usable: create it with NewBuilder (internal/bloomraw)"
 )
 

@@ -33,7 +33,7 @@ func TestZeroValues(t *testing.T) {
 	t.Run("Filter", func(t *testing.T) {
 		ok, _ := New(100, 0.01)
 		cases := map[string]func(f *Filter){
-			"Add": func(f *Filter) { f.Add(key) }, "AddString": func(f *Filter) { f.addString("k") },
+			"Add": func(f *Filter) { f.Add(key) }, "Reset": func(f *Filter) { f.Reset() }, "AddString": func(f *Filter) { f.addString("k") },
 			"AddHash": func(f *Filter) { f.AddHash(1, 2) }, "Test": func(f *Filter) { f.Test(key) },
 			"TestString": func(f *Filter) { f.testString("k") }, "TestHash": func(f *Filter) { f.TestHash(1, 2) },
 			"TestAndAdd": func(f *Filter) { f.TestAndAdd(key) }, "TestAndAddHash": func(f *Filter) { f.TestAndAddHash(1, 2) },
@@ -74,7 +74,7 @@ func TestZeroValues(t *testing.T) {
 	t.Run("Counting", func(t *testing.T) {
 		ok, _ := NewCounting(100, 0.01)
 		for name, c := range map[string]func(c *Counting){
-			"Add": func(c *Counting) { c.Add(key) }, "AddString": func(c *Counting) { c.addString("k") },
+			"Add": func(c *Counting) { c.Add(key) }, "Reset": func(c *Counting) { c.Reset() }, "TestAndAdd": func(c *Counting) { _, _ = c.TestAndAdd(key) }, "AddString": func(c *Counting) { c.addString("k") },
 			"AddHash": func(c *Counting) { c.AddHash(1, 2) }, "Remove": func(c *Counting) { _ = c.Remove(key) },
 			"RemoveHash": func(c *Counting) { _ = c.RemoveHash(1, 2) }, "Test": func(c *Counting) { c.Test(key) },
 			"TestHash": func(c *Counting) { c.TestHash(1, 2) }, "Count": func(c *Counting) { c.Count(key) },
@@ -95,9 +95,9 @@ func TestZeroValues(t *testing.T) {
 		}
 	})
 	t.Run("Stable", func(t *testing.T) {
-		ok, _ := NewStable(1000, 3, 0.01)
+		ok, _ := newStableMDP(1000, 3, 0.01)
 		for name, c := range map[string]func(s *Stable){
-			"Add": func(s *Stable) { s.Add(key) }, "AddString": func(s *Stable) { s.addString("k") },
+			"Add": func(s *Stable) { s.Add(key) }, "Reset": func(s *Stable) { s.Reset() }, "AddString": func(s *Stable) { s.addString("k") },
 			"AddHash": func(s *Stable) { s.AddHash(1, 2) }, "Test": func(s *Stable) { s.Test(key) },
 			"TestString": func(s *Stable) { s.testString("k") }, "TestHash": func(s *Stable) { s.TestHash(1, 2) },
 			"TestAndAdd": func(s *Stable) { s.TestAndAdd(key) }, "Stats": func(s *Stable) { s.Stats() },
@@ -116,10 +116,10 @@ func TestZeroValues(t *testing.T) {
 	t.Run("Scalable", func(t *testing.T) {
 		ok, _ := NewScalableWithConfig(ScalableConfig{Capacity: 100, ErrorRate: 0.01, Growth: 2})
 		for name, c := range map[string]func(s *Scalable){
-			"Add": func(s *Scalable) { _, _ = s.Add(key) }, "AddString": func(s *Scalable) { _, _ = s.addString("k") },
-			"AddHash": func(s *Scalable) { _, _ = s.AddHash(1, 2) }, "Test": func(s *Scalable) { s.Test(key) },
+			"Add": func(s *Scalable) { _ = s.Add(key) }, "AddString": func(s *Scalable) { _, _ = s.addString("k") },
+			"AddHash": func(s *Scalable) { _ = s.AddHash(1, 2) }, "Test": func(s *Scalable) { s.Test(key) },
 			"TestString": func(s *Scalable) { s.testString("k") }, "TestHash": func(s *Scalable) { s.TestHash(1, 2) },
-			"EstimatedFPR":  func(s *Scalable) { s.estimatedFPR() },
+			"Reset": func(s *Scalable) { s.Reset() }, "TestAndAdd": func(s *Scalable) { _, _ = s.TestAndAdd(key) },
 			"MarshalBinary": func(s *Scalable) { _, _ = s.MarshalBinary() },
 			"WriteTo":       func(s *Scalable) { _, _ = s.WriteTo(&bytes.Buffer{}) },
 		} {
@@ -138,7 +138,7 @@ func TestZeroValues(t *testing.T) {
 	t.Run("SBBF", func(t *testing.T) {
 		ok, _ := NewSBBF(100, 0.01)
 		for name, c := range map[string]func(s *SBBF){
-			"Add": func(s *SBBF) { s.Add(key) }, "AddString": func(s *SBBF) { s.addString("k") },
+			"Add": func(s *SBBF) { s.Add(key) }, "Reset": func(s *SBBF) { s.Reset() }, "AddString": func(s *SBBF) { s.addString("k") },
 			"AddHash": func(s *SBBF) { s.AddHash(1) }, "Test": func(s *SBBF) { s.Test(key) },
 			"TestString": func(s *SBBF) { s.testString("k") }, "TestHash": func(s *SBBF) { s.TestHash(1) },
 			"TestAndAdd": func(s *SBBF) { s.TestAndAdd(key) }, "AddMany": func(s *SBBF) { s.AddMany(keys) },
@@ -173,7 +173,7 @@ func TestZeroValues(t *testing.T) {
 func TestScalableMinErrorRate(t *testing.T) {
 	for _, min := range []float64{0.5, 0.01, 0.02} {
 		_, err := NewScalableWithConfig(ScalableConfig{Capacity: 100, ErrorRate: 0.01, MinErrorRate: min, Growth: 2})
-		if !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), "below the error rate") {
+		if !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), "must be below ErrorRate") {
 			t.Errorf("MinErrorRate %v with ErrorRate 0.01: %v", min, err)
 		}
 		if _, err := restoreScalable(ScalableConfig{Capacity: 100, ErrorRate: 0.01, MinErrorRate: min}, nil); !errors.Is(err, ErrInvalidParameter) {

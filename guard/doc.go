@@ -77,7 +77,13 @@
 // Adapters (and NewFilterFuncs) exist for every probly filter that has no
 // false negatives: classic Bloom (NewBloom), split-block Bloom (NewSBBF),
 // counting Bloom (NewCounting, deletes), scalable Bloom (NewScalable) and
-// cuckoo (NewCuckoo, deletes). The stable Bloom filter (bloom.Stable) is
+// cuckoo (NewCuckoo, deletes). They are one code path: every probly
+// membership filter speaks the library vocabulary (docs/LIBRARY.md:
+// Add(key) error, Test(key) bool, Remove(key) bool, Stats), so an adapter
+// only adds a read-write lock where the filter needs one (all but the
+// lock-free classic and split-block Bloom filters) and reads its Stats
+// into FilterStats. A failed Delete (the filter holds no copy of the key)
+// is logged and changes nothing. The stable Bloom filter (bloom.Stable) is
 // deliberately left out: it forgets items by design, so it would make the
 // Guard answer "not found" for existing keys.
 //

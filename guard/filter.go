@@ -11,7 +11,10 @@ import (
 // Filter is the approximate set a Guard consults: any probly filter without
 // false negatives, through the adapters Bloom, SBBF, Counting, Scalable and
 // Cuckoo (and the NewFilterFuncs NewBloom, NewSBBF, NewCounting,
-// NewScalable and NewCuckoo), or a type of your own.
+// NewScalable and NewCuckoo), or a type of your own. The adapters are one
+// code path: every probly membership filter has the library's Add(key)
+// error, Test(key) bool and Stats (docs/LIBRARY.md), so they differ only
+// in whether they need a lock and how their Stats read.
 //
 // bloom.Stable has no adapter, on purpose: it forgets old items to stay
 // within fixed memory, so its Test answers false for keys that were added
@@ -49,11 +52,11 @@ type Deleter interface {
 // FilterStats describes a filter's fill, for rebuild decisions and metrics.
 // Zero fields are unknown.
 type FilterStats struct {
-	Items        uint64  // keys added (an estimate for some filters)
-	Capacity     uint64  // keys the filter was sized for
-	Bytes        uint64  // memory of the filter's tables
-	FillRatio    float64 // Bloom: set bits / m; cuckoo: used slots / slots
-	EstimatedFPR float64 // false-positive rate estimated from the fill
+	Items     uint64  // keys added (an estimate for some filters)
+	Capacity  uint64  // keys the filter was sized for
+	Bytes     uint64  // memory of the filter's tables
+	FillRatio float64 // Bloom: set bits / m; cuckoo: used slots / slots
+	FPR       float64 // false-positive rate estimated from the fill
 }
 
 // StatsReporter is implemented by filters that report FilterStats (all the
@@ -70,195 +73,160 @@ type NewFilterFunc func(capacity uint64, p float64) (Filter, error)
 // NewBloom is a NewFilterFunc making a classic Bloom filter (bloom.New):
 // lock-free, safe for concurrent Test and Add, no deletes.
 func NewBloom(capacity uint64, p float64) (Filter, error) {
-	f, err := bloom.New(capacity, p)
-	if err != nil {
-		return nil, err
-	}
-	return Bloom(f), nil
+	return newAdapted(capacity, p, bloom.New, Bloom)
 }
 
 // NewSBBF is a NewFilterFunc making a split-block Bloom filter
 // (bloom.NewSBBF, Parquet layout): one 32-byte block per lookup (one cache
 // miss at most, against about k for NewBloom), lock-free, safe for
-// concurrent Test and Add, no deletes. Errors are bloom.SBBFSizing's.
+// concurrent Test and Add, no deletes. Errors are bloom.NewSBBF's.
 func NewSBBF(capacity uint64, p float64) (Filter, error) {
-	s, err := bloom.NewSBBF(capacity, p)
-	if err != nil {
-		return nil, err
-	}
-	return SBBF(s), nil
+	return newAdapted(capacity, p, bloom.NewSBBF, SBBF)
 }
 
 // NewCounting is a NewFilterFunc making a counting Bloom filter
 // (bloom.NewCounting, 4-bit counters, 4× the memory of NewBloom at equal
-// p), which supports deletes. Errors are bloom.ClassicSizing's.
+// p), which supports deletes. Errors are bloom.NewCounting's.
 func NewCounting(capacity uint64, p float64) (Filter, error) {
-	c, err := bloom.NewCounting(capacity, p)
-	if err != nil {
-		return nil, err
-	}
-	return Counting(c), nil
+	return newAdapted(capacity, p, bloom.NewCounting, Counting)
 }
 
 // NewScalable is a NewFilterFunc making a scalable Bloom filter
 // (bloom.NewScalable, growth 2), which keeps its false-positive bound when
 // more than capacity keys arrive between rebuilds.
 func NewScalable(capacity uint64, p float64) (Filter, error) {
-	s, err := bloom.NewScalableWithConfig(bloom.ScalableConfig{Capacity: capacity, ErrorRate: p, Growth: 2})
-	if err != nil {
-		return nil, err
-	}
-	return Scalable(s), nil
+	return newAdapted(capacity, p, bloom.NewScalable, Scalable)
 }
 
 // NewCuckoo is a NewFilterFunc making a cuckoo filter (cuckoo.New), which
 // supports deletes.
 func NewCuckoo(capacity uint64, p float64) (Filter, error) {
-	f, err := cuckoo.New(capacity, p)
-	if err != nil {
-		return nil, err
-	}
-	return Cuckoo(f), nil
+	return newAdapted(capacity, p, cuckoo.New, Cuckoo)
 }
 
 // Bloom adapts a classic Bloom filter. bloom.Filter is safe for concurrent
-// Add and Test, so the adapter adds no lock.
-func Bloom(f *bloom.Filter) Filter { return bloomFilter{f} }
-
-type bloomFilter struct{ f *bloom.Filter }
-
-func (b bloomFilter) Test(key []byte) bool { return b.f.Test(key) }
-func (b bloomFilter) Add(key []byte) error { b.f.Add(key); return nil }
-func (b bloomFilter) FilterStats() FilterStats {
-	s := b.f.Stats()
-	return FilterStats{Items: s.N, Capacity: s.Capacity, Bytes: s.Bytes, FillRatio: s.FillRatio, EstimatedFPR: s.EstimatedFPR}
+// Add and Test, so the adapter adds no lock. Add never fails.
+func Bloom(f *bloom.Filter) Filter {
+	return &adapter[*bloom.Filter, bloom.Stats]{f: f, stats: bloomStats}
 }
 
 // SBBF adapts a split-block Bloom filter. bloom.SBBF is safe for
 // concurrent Add and Test (atomic OR), so the adapter adds no lock. Add
-// never fails.
-func SBBF(s *bloom.SBBF) Filter { return sbbfFilter{s} }
-
-type sbbfFilter struct{ s *bloom.SBBF }
-
-func (b sbbfFilter) Test(key []byte) bool { return b.s.Test(key) }
-func (b sbbfFilter) Add(key []byte) error { b.s.Add(key); return nil }
-
-// FilterStats costs one pass over the bitset (bloom.SBBF.Stats).
-func (b sbbfFilter) FilterStats() FilterStats {
-	s := b.s.Stats()
-	return FilterStats{Items: s.N, Capacity: s.Capacity, Bytes: s.Bytes, FillRatio: s.FillRatio, EstimatedFPR: s.EstimatedFPR}
-}
+// never fails. FilterStats costs one pass over the bitset (bloom.SBBF.Stats).
+func SBBF(s *bloom.SBBF) Filter { return &adapter[*bloom.SBBF, bloom.Stats]{f: s, stats: bloomStats} }
 
 // Counting adapts a counting Bloom filter, with deletes. bloom.Counting
 // must not be read while it is modified, so the adapter serializes Add and
 // Delete against Test with a sync.RWMutex (readers share it). Add never
 // fails (saturated counters stick at 15 and only keep removed keys as false
-// positives). Delete returns bloom.Counting.Remove's error (wrapping
-// bloom.ErrNotPresent, nothing changed) for a key one of whose counters is
-// 0; the Guard logs it and goes on.
-func Counting(c *bloom.Counting) Filter { return &countingFilter{c: c} }
-
-type countingFilter struct {
-	mu sync.RWMutex
-	c  *bloom.Counting
-}
-
-func (f *countingFilter) Test(key []byte) bool {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.c.Test(key)
-}
-
-func (f *countingFilter) Add(key []byte) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.c.Add(key)
-	return nil
-}
-
-func (f *countingFilter) Delete(key []byte) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.c.Remove(key)
-}
-
-// FilterStats costs one pass over the counters (bloom.Counting.Stats).
-func (f *countingFilter) FilterStats() FilterStats {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	s := f.c.Stats()
-	return FilterStats{Items: s.N, Capacity: s.Capacity, Bytes: s.Bytes, FillRatio: s.FillRatio, EstimatedFPR: s.EstimatedFPR}
+// positives). Delete returns an error, and changes nothing, for a key one of
+// whose counters is 0 (bloom.Counting.Remove reports false); the Guard logs
+// it and goes on. FilterStats costs one pass over the counters.
+func Counting(c *bloom.Counting) Filter {
+	return &remover[*bloom.Counting, bloom.Stats]{adapter[*bloom.Counting, bloom.Stats]{mu: new(sync.RWMutex), f: c, stats: bloomStats}}
 }
 
 // Scalable adapts a scalable Bloom filter. bloom.Scalable must not be read
 // while it grows, so the adapter serializes Add against Test with a
-// sync.RWMutex (readers share it).
-func Scalable(s *bloom.Scalable) Filter { return &scalableFilter{s: s} }
-
-type scalableFilter struct {
-	mu sync.RWMutex
-	s  *bloom.Scalable
-}
-
-func (f *scalableFilter) Test(key []byte) bool {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.s.Test(key)
-}
-
-func (f *scalableFilter) Add(key []byte) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	_, err := f.s.Add(key)
-	return err
-}
-
-func (f *scalableFilter) FilterStats() FilterStats {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	ss := f.s.Stats()
-	st := FilterStats{Items: ss.N, Capacity: ss.Capacity, Bytes: ss.Bytes, EstimatedFPR: ss.EstimatedFPR, FillRatio: ss.FillRatio}
-	return st
+// sync.RWMutex (readers share it). Add fails only for a chain made with
+// bloom.NoGrowth that holds its capacity, or one that reached its MaxBytes.
+func Scalable(s *bloom.Scalable) Filter {
+	return &adapter[*bloom.Scalable, bloom.Stats]{mu: new(sync.RWMutex), f: s, stats: bloomStats}
 }
 
 // Cuckoo adapts a cuckoo filter, with deletes. cuckoo.Filter is not safe
 // for reads during a modification, so the adapter serializes Add and
-// Delete against Test with a sync.RWMutex.
-func Cuckoo(f *cuckoo.Filter) Filter { return &cuckooFilter{f: f} }
-
-type cuckooFilter struct {
-	mu sync.RWMutex
-	f  *cuckoo.Filter
+// Delete against Test with a sync.RWMutex. cuckoo.Filter undoes a failed
+// insert completely, so when Add fails no other key was lost and only this
+// one is missing. Delete returns an error, and changes nothing, when no
+// copy of the key's fingerprint is found.
+func Cuckoo(f *cuckoo.Filter) Filter {
+	return &remover[*cuckoo.Filter, cuckoo.Stats]{adapter[*cuckoo.Filter, cuckoo.Stats]{mu: new(sync.RWMutex), f: f, stats: cuckooStats}}
 }
 
-func (c *cuckooFilter) Test(key []byte) bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.f.Test(key)
+// newAdapted makes a filter with mk (a library constructor from (n, p))
+// and adapts it with adapt.
+func newAdapted[F any](capacity uint64, p float64, mk func(uint64, float64) (F, error), adapt func(F) Filter) (Filter, error) {
+	f, err := mk(capacity, p)
+	if err != nil {
+		return nil, err
+	}
+	return adapt(f), nil
 }
 
-// Add inserts key. cuckoo.Filter undoes a failed insert completely, so on
-// error no other key was lost and only this one is missing.
-func (c *cuckooFilter) Add(key []byte) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.f.Add(key)
+// member is what an adapter needs of a probly filter: the library
+// vocabulary's Test, Add and Stats (docs/LIBRARY.md), which every
+// membership type of bloom and cuckoo has.
+type member[S any] interface {
+	Test(key []byte) bool
+	Add(key []byte) error
+	Stats() S
 }
 
-func (c *cuckooFilter) Delete(key []byte) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.f.Remove(key)
+// adapter is the one Filter and StatsReporter over a probly filter F with
+// statistics S. mu is nil for filters safe for concurrent Add and Test
+// (bloom.Filter, bloom.SBBF); otherwise Test and FilterStats share it and
+// Add (and remover's Delete) hold it exclusively.
+type adapter[F member[S], S any] struct {
+	mu    *sync.RWMutex
+	f     F
+	stats func(S) FilterStats
+}
+
+func (a *adapter[F, S]) Test(key []byte) bool {
+	if a.mu != nil {
+		a.mu.RLock()
+		defer a.mu.RUnlock()
+	}
+	return a.f.Test(key)
+}
+
+func (a *adapter[F, S]) Add(key []byte) error {
+	if a.mu != nil {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+	}
+	return a.f.Add(key)
+}
+
+func (a *adapter[F, S]) FilterStats() FilterStats {
+	if a.mu != nil {
+		a.mu.RLock()
+		defer a.mu.RUnlock()
+	}
+	return a.stats(a.f.Stats())
+}
+
+// remover is an adapter with Delete, for filters with the vocabulary's
+// Remove (bloom.Counting, cuckoo.Filter); it always has a lock.
+type remover[F interface {
+	member[S]
+	Remove(key []byte) bool
+}, S any] struct {
+	adapter[F, S]
+}
+
+func (r *remover[F, S]) Delete(key []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.f.Remove(key) {
+		return errNotInFilter
+	}
 	return nil
 }
 
-func (c *cuckooFilter) FilterStats() FilterStats {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	s := c.f.Stats()
-	// The load a table of this bucket size reaches before inserts fail
-	// (cuckoo package documentation).
+// errNotInFilter is Delete's error for a key the filter cannot hold.
+var errNotInFilter = errors.New("guard: key to delete is not in the filter; nothing removed")
+
+// bloomStats reads the statistics of every Bloom filter type.
+func bloomStats(s bloom.Stats) FilterStats {
+	return FilterStats{Items: s.N, Capacity: s.Capacity, Bytes: s.Bytes, FillRatio: s.FillRatio, FPR: s.FPR}
+}
+
+// cuckooStats reads a cuckoo filter's statistics. Its capacity is the
+// load a table of its bucket size reaches before inserts fail (cuckoo
+// package documentation).
+func cuckooStats(s cuckoo.Stats) FilterStats {
 	load := 0.95
 	switch {
 	case s.BucketSize == 1:
@@ -266,7 +234,7 @@ func (c *cuckooFilter) FilterStats() FilterStats {
 	case s.BucketSize < 4:
 		load = 0.84
 	}
-	return FilterStats{Items: s.N, Capacity: uint64(float64(s.M) * load), Bytes: s.Bytes, FillRatio: s.FillRatio, EstimatedFPR: s.FPR}
+	return FilterStats{Items: s.N, Capacity: uint64(float64(s.M) * load), Bytes: s.Bytes, FillRatio: s.FillRatio, FPR: s.FPR}
 }
 
 // errNoFilter is returned by a NewFilterFunc that returned nil.

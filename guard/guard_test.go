@@ -563,7 +563,7 @@ func TestAdapters(t *testing.T) {
 			// Items: Bloom filters count adds that set a bit (a key whose
 			// bits were all set already looks like a duplicate).
 			if fs.Items > n || fs.Items < n*99/100 || fs.Capacity < n || fs.Bytes == 0 || !(fs.FillRatio > 0 && fs.FillRatio < 1) ||
-				!(fs.EstimatedFPR > 0 && fs.EstimatedFPR < 3*p) {
+				!(fs.FPR > 0 && fs.FPR < 3*p) {
 				t.Fatalf("FilterStats %+v", fs)
 			}
 			d, ok := f.(guard.Deleter)
@@ -622,7 +622,7 @@ func TestObservedFPR(t *testing.T) {
 	db := newMemDB()
 	preload(db, members)
 	newTiny := func(uint64, float64) (guard.Filter, error) {
-		f, err := bloom.NewWithMK(m, k)
+		f, err := bloom.NewWithConfig(bloom.Config{M: m, K: k})
 		return guard.Bloom(f), err
 	}
 	g := newGuard(t, db, func(o *guard.Options[struct{}]) {
@@ -631,7 +631,7 @@ func TestObservedFPR(t *testing.T) {
 	})
 	waitReady(t, g)
 
-	twin, _ := bloom.NewWithMK(m, k)
+	twin, _ := bloom.NewWithConfig(bloom.Config{M: m, K: k})
 	for i := range members {
 		twin.Add([]byte(fmt.Sprintf("user-%d", i)))
 	}
@@ -662,7 +662,7 @@ func TestObservedFPR(t *testing.T) {
 		t.Fatalf("NonMemberFPR %v, want %v", s.NonMemberFPR, want)
 	}
 	// The observed rate against theory: fill^k, 99.99% normal interval.
-	est := s.Filter.EstimatedFPR
+	est := s.Filter.FPR
 	sd := math.Sqrt(est * (1 - est) / probes)
 	if math.Abs(s.NonMemberFPR-est) > 3.9*sd {
 		t.Fatalf("observed non-member FPR %.4f, estimated %.4f ± %.4f", s.NonMemberFPR, est, 3.9*sd)
@@ -769,7 +769,7 @@ func TestRebuildTriggers(t *testing.T) {
 			o.Capacity = 4000
 			o.NewFilter = func(c uint64, p float64) (guard.Filter, error) {
 				if builds.Add(1) == 1 { // the first version is far too small
-					f, err := bloom.NewWithMK(4096, 2)
+					f, err := bloom.NewWithConfig(bloom.Config{M: 4096, K: 2})
 					return noStats{guard.Bloom(f)}, err
 				}
 				f, err := guard.NewBloom(c, p)
@@ -793,7 +793,7 @@ func TestRebuildTriggers(t *testing.T) {
 			o.Capacity = 4000
 			o.NewFilter = func(c uint64, p float64) (guard.Filter, error) {
 				if builds.Add(1) == 1 {
-					f, err := bloom.NewWithMK(4096, 2)
+					f, err := bloom.NewWithConfig(bloom.Config{M: 4096, K: 2})
 					return guard.Bloom(f), err
 				}
 				return guard.NewBloom(c, p)
@@ -803,8 +803,8 @@ func TestRebuildTriggers(t *testing.T) {
 		if r := g.Stats().LastRebuildReason; r != "estimated FPR over target" {
 			t.Fatalf("reason %q", r)
 		}
-		if s := g.Stats(); s.Filter.EstimatedFPR > 0.02 {
-			t.Fatalf("rebuilt filter estimated FPR %v", s.Filter.EstimatedFPR)
+		if s := g.Stats(); s.Filter.FPR > 0.02 {
+			t.Fatalf("rebuilt filter estimated FPR %v", s.Filter.FPR)
 		}
 	})
 	t.Run("failed-add", func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/probly/probly/bloom"
 )
 
 // feed pumps one Subscription into a channel, so the lifecycle goroutine
@@ -383,7 +385,7 @@ func (g *Guard[V]) build(ctx context.Context, capacity uint64, reason string) bu
 
 // growsItself reports filters that keep their rate beyond their capacity.
 func growsItself(f Filter) bool {
-	_, ok := f.(*scalableFilter)
+	_, ok := f.(*adapter[*bloom.Scalable, bloom.Stats])
 	return ok
 }
 
@@ -441,7 +443,7 @@ func (g *Guard[V]) trigger(v *version, lastStart time.Time) string {
 	var est float64
 	if sr, ok := v.f.(StatsReporter); ok {
 		fs := sr.FilterStats()
-		items, est = max(items, fs.Items), fs.EstimatedFPR
+		items, est = max(items, fs.Items), fs.FPR
 	}
 	if items > v.capacity && !growsItself(v.f) {
 		return "items over capacity"

@@ -224,7 +224,7 @@ func (c *collector[V]) Collect(ch chan<- prometheus.Metric) {
 	gauge(d.observedFPR, s.ObservedFPR)
 	gauge(d.nonMemberFPR, s.NonMemberFPR)
 	gauge(d.targetFPR, s.TargetFPR)
-	gauge(d.estFPR, s.Filter.EstimatedFPR)
+	gauge(d.estFPR, s.Filter.FPR)
 	gauge(d.fill, s.Filter.FillRatio)
 	gauge(d.items, float64(s.Filter.Items))
 	gauge(d.capacity, float64(s.Capacity))

@@ -2,7 +2,12 @@
 # Runs go-redis v9.22.0's own probabilistic test suite (ginkgo labels
 # bloom/cuckoo) against a probly server (spec/redis-compat.md §5).
 #
-#   scripts/goredis-suite.sh [label-filter]      default label filter: bloom
+#   scripts/goredis-suite.sh [label-filter] [doctest-regexp]
+#
+# The default label filter is bloom. With a doctest regexp (for example
+# 'ExampleClient_cms$') it then also runs the matching examples of
+# go-redis's doctests/ against the same server (their hard-coded
+# localhost:6379 rewritten to the server's address); each must pass.
 #
 # It builds probly, starts `probly serve` on a free loopback port with a
 # temporary data directory, copies the read-only go-redis module to a
@@ -56,6 +61,20 @@ if [ $status -eq 0 ] && [ "${ran:-0}" -eq 0 ]; then
   status=1
 fi
 echo "goredis-suite: ${ran:-0} specs ran for '$labels'"
+doctests=${2:-}
+if [ $status -eq 0 ] && [ -n "$doctests" ]; then
+  sed -i "s/localhost:6379/127.0.0.1:$port/g" doctests/*.go
+  dstatus=0
+  go test -count=1 -v -run "$doctests" ./doctests/ >"$work/doctests.log" 2>&1 || dstatus=$?
+  cat "$work/doctests.log"
+  passed=$(grep -c '^--- PASS' "$work/doctests.log" || true)
+  if [ $dstatus -eq 0 ] && [ "${passed:-0}" -eq 0 ]; then
+    echo "goredis-suite: no doctest ran for '$doctests'" >&2
+    dstatus=1
+  fi
+  echo "goredis-suite: ${passed:-0} doctests passed for '$doctests'"
+  status=$dstatus
+fi
 if [ $status -ne 0 ]; then
   echo "--- server log (tail) ---"
   tail -n 50 "$work/server.log"

@@ -22,17 +22,7 @@ PPORT=${PPORT:-16395}
 APORT=${APORT:-16396}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/bench/scripts/lib.sh"
-bench_tmp probly-hllbench
-
-(cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
-mkdir -p "$TMP/redis" "$TMP/redis-aof" "$TMP/probly"
-redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP/redis" --daemonize no >"$TMP/redis.log" 2>&1 &
-PIDS+=($!)
-redis-server --port "$APORT" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$TMP/redis-aof" --daemonize no >"$TMP/redis-aof.log" 2>&1 &
-PIDS+=($!)
-"$TMP/bin/probly" serve --addr "127.0.0.1:$PPORT" --dir "$TMP/probly" --metrics-addr off --save '' >"$TMP/probly.log" 2>&1 &
-PIDS+=($!)
-wait_ping "$RPORT" "$PPORT" "$APORT"
+bench_three_servers probly-hllbench
 run() { bench_run "$@"; }
 
 echo "round,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms"

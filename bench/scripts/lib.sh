@@ -41,3 +41,20 @@ bench_run() {
 		echo "$round,$name,$pipe,$1,$rps,$avg,$min,$p50,$p95,$p99,$max"
 	done
 }
+
+# bench_three_servers PREFIX: builds probly and starts, on RPORT, APORT and
+# PPORT, redis-server without persistence, redis-server with appendfsync
+# everysec, and probly serve (its default AOF, --save '', metrics HTTP off),
+# in TMP (bench_tmp PREFIX), and waits until all three answer.
+bench_three_servers() {
+	bench_tmp "$1"
+	(cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
+	mkdir -p "$TMP/redis" "$TMP/redis-aof" "$TMP/probly"
+	redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP/redis" --daemonize no >"$TMP/redis.log" 2>&1 &
+	PIDS+=($!)
+	redis-server --port "$APORT" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$TMP/redis-aof" --daemonize no >"$TMP/redis-aof.log" 2>&1 &
+	PIDS+=($!)
+	"$TMP/bin/probly" serve --addr "127.0.0.1:$PPORT" --dir "$TMP/probly" --metrics-addr off --save '' >"$TMP/probly.log" 2>&1 &
+	PIDS+=($!)
+	wait_ping "$RPORT" "$PPORT" "$APORT"
+}

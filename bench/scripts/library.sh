@@ -7,6 +7,7 @@
 #   hll        dense insert and count vs axiomhq
 #   family-1m  Add/Test/TestMany of every Bloom layout at 1M keys
 #   family-100m the same at 100M keys (out of cache; BENCH_SKIP_100M=1 skips)
+#   cms        count-min increment/query vs BoomFilters (+ accuracy check)
 #
 # BENCH_PARTS (default "checks cuckoo hll family-1m family-100m") picks
 # the parts to run; BENCH_OUT overrides the output folder.
@@ -17,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${BENCH_OUT:-results/library-$(date -u +%Y-%m-%d)}
-parts=" ${BENCH_PARTS:-checks cuckoo hll family-1m family-100m} "
+parts=" ${BENCH_PARTS:-checks cuckoo hll family-1m family-100m cms} "
 want() { [[ $parts == *" $1 "* ]]; }
 mkdir -p "$out"
 rounds=${BENCH_ROUNDS:-5}
@@ -53,5 +54,11 @@ if want family-100m && [ -z "${BENCH_SKIP_100M:-}" ]; then
   BENCH_FAMILY_N=100000000 BENCH_KEYS=33554432 BENCH_ROUNDS=${BENCH_ROUNDS_100M:-3} \
     go test -run '^$' -bench 'Family' -benchtime 20000000x -timeout 120m . | tee "$out/family-100m.txt" >&2
   stat "$out/family-100m.txt"
+fi
+if want cms; then
+  echo "== count-min sketch" >&2
+  go test -count=1 -run 'CMSAccuracy' -v . | tee "$out/cms-accuracy.txt" >&2
+  BENCH_ROUNDS=$rounds go test -run '^$' -bench 'CMS' -benchtime 2000000x -timeout 60m . | tee "$out/cms.txt" >&2
+  stat "$out/cms.txt"
 fi
 echo "results in bench/$out" >&2

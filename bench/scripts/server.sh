@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Server benchmark: probly BF.ADD / BF.EXISTS / CF.ADD / PFADD against
+# Server benchmark: probly BF.ADD / BF.EXISTS / CF.ADD / PFADD / CMS.INCRBY against
 # redis-server PFADD, with redis-benchmark, 50 clients, pipeline 1 and 16,
 # all in one run with the servers up at the same time and the tests
 # interleaved round by round.
@@ -21,7 +21,9 @@
 # redis-servers) and --metrics-addr off (no HTTP listener; the metrics
 # themselves are still recorded), when the binary has those flags.
 # Before the tests: BF.RESERVE bf 0.01 10000000 (no link growth), and every
-# CF.ADD test uses a fresh key reserved with CF.RESERVE cf-R-P 4000000.
+# CF.ADD test uses a fresh key reserved with CF.RESERVE cf-R-P 4000000;
+# CMS.INCRBY increments random items by 1 in CMS.INITBYPROB cms 0.001 0.01
+# (2000 × 7).
 set -euo pipefail
 ROUNDS=${1:-3}
 N1=${N1:-200000}   # requests per test at -P 1
@@ -61,6 +63,7 @@ fi
 wait_ping "${PORTS[@]}"
 for sp in "${PROBLYS[@]}"; do
 	redis-cli -p "${sp#*:}" BF.RESERVE bf 0.01 10000000 >/dev/null
+	redis-cli -p "${sp#*:}" CMS.INITBYPROB cms 0.001 0.01 >/dev/null 2>&1 || true
 done
 
 # run SERVER PORT PIPELINE N CMD...: bench_run, also kept for the summary.
@@ -84,6 +87,8 @@ for round in $(seq "$ROUNDS"); do
 		for sp in "${PROBLYS[@]}"; do run "${sp%:*}" "${sp#*:}" "$pipe" "$n" CF.ADD "cf-$round-$pipe" __rand_int__; done
 		for sp in "${PROBLYS[@]}"; do run "${sp%:*}" "${sp#*:}" "$pipe" "$n" PFADD hll __rand_int__; done
 		run redis-aof 16391 "$pipe" "$n" PFADD hll __rand_int__
+		for sp in "${PROBLYS[@]}"; do run "${sp%:*}" "${sp#*:}" "$pipe" "$n" CMS.INCRBY cms __rand_int__ 1; done
+		run redis 16390 "$pipe" "$n" PFADD hll __rand_int__
 	done
 done
 

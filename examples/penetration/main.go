@@ -448,7 +448,7 @@ func (r *Report) Print(w io.Writer, metrics bool) {
 	fmt.Fprintf(w, "filter negatives              %d\n", s.Negatives)
 	fmt.Fprintf(w, "filter positives              %d (of which false: %d, caught by the negative cache: %d)\n", s.Positives, s.FalsePositives, s.NegativeCacheHits)
 	fmt.Fprintf(w, "observed FPR                  %.4f of positives; %.4f of absent IDs (target %.4f, fill estimate %.4f)\n",
-		s.ObservedFPR, s.NonMemberFPR, s.TargetFPR, s.Filter.EstimatedFPR)
+		s.ObservedFPR, s.NonMemberFPR, s.TargetFPR, s.Filter.FPR)
 	fmt.Fprintf(w, "filter                        %d items, capacity %d, %d bytes, fill %.3f, version %d\n",
 		s.Filter.Items, s.Capacity, s.Filter.Bytes, s.Filter.FillRatio, s.Version)
 	fmt.Fprintf(w, "users inserted during the run %d, found right after WaitApplied: %d\n", r.Inserted, r.ReadYourWrites)

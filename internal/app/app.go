@@ -5,6 +5,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,13 +22,16 @@ import (
 
 	"github.com/tidwall/redcon"
 
+	"github.com/probly/probly/internal/codec"
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/bf"
 	"github.com/probly/probly/internal/command/cf"
+	"github.com/probly/probly/internal/command/cms"
 	"github.com/probly/probly/internal/command/generic"
 	"github.com/probly/probly/internal/command/pf"
 	"github.com/probly/probly/internal/command/str"
 	tdcmd "github.com/probly/probly/internal/command/tdigest"
+	"github.com/probly/probly/internal/command/topk"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/follow"
 	"github.com/probly/probly/internal/keyspace"
@@ -105,6 +109,8 @@ func Tables() (*command.Table, *config.Registry) {
 	bf.Register(t, cfg)
 	pf.Register(t, cfg)
 	cf.Register(t, cfg)
+	topk.Register(t, cfg)
+	cms.Register(t, cfg)
 	tdcmd.Register(t, cfg)
 	follow.Register(t)
 	cfg.AcceptMemoryUnits(memoryUnitParams...)
@@ -115,22 +121,37 @@ func Tables() (*command.Table, *config.Registry) {
 // a decimal byte count (see Tables).
 var memoryUnitParams = []string{"bf-max-filter-bytes", "cf-max-filter-bytes"}
 
-// Decode turns a snapshot record into a value by its type name.
+// The value decoders of every type (internal/codec): snapshot loading
+// (Decode) and RESTORE share them. A new type adds its line here.
+func init() {
+	// The BF decoder allocates only what data backs, so the snapshot's
+	// own size bounds it; the live budget applies again at the next write
+	// (BF.ADD and friends reset it from bf-max-filter-bytes).
+	codec.Register(redisbloom.TypeName, codec.Decoder{BudgetParam: "bf-max-filter-bytes",
+		Decode: func(data []byte, budget uint64) (keyspace.Value, error) {
+			return redisbloom.UnmarshalChain(data, cmp.Or(budget, bf.MaxFilterBytes))
+		}})
+	codec.Register(rediscuckoo.TypeName, codec.Decoder{BudgetParam: "cf-max-filter-bytes",
+		Decode: func(data []byte, budget uint64) (keyspace.Value, error) {
+			return rediscuckoo.UnmarshalFilter(data, cmp.Or(budget, rediscuckoo.MaxBudget))
+		}})
+	codec.Register(strval.TypeName, codec.Decoder{
+		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return strval.Unmarshal(data) }})
+	codec.Register(topk.TypeName, codec.Decoder{
+		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return topk.Unmarshal(data) }})
+	codec.Register(cms.TypeName, codec.Decoder{
+		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return cms.Unmarshal(data) }})
+	codec.Register(tdcmd.TypeName, codec.Decoder{
+		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return tdcmd.Decode(data) }})
+}
+
+// Decode turns a snapshot record into a value by its type name, through
+// the codec registry.
 func Decode(typeName string, data []byte) (keyspace.Value, error) {
-	switch typeName {
-	case redisbloom.TypeName:
-		// The decoder allocates only what data backs, so the snapshot's
-		// own size bounds it; the live budget applies again at the next
-		// write (BF.ADD and friends reset it from bf-max-filter-bytes).
-		return redisbloom.UnmarshalChain(data, bf.MaxFilterBytes)
-	case rediscuckoo.TypeName:
-		return rediscuckoo.UnmarshalFilter(data, rediscuckoo.MaxBudget)
-	case strval.TypeName:
-		return strval.Unmarshal(data)
-	case tdcmd.TypeName:
-		return tdcmd.Decode(data)
+	if _, ok := codec.Lookup(typeName); !ok {
+		return nil, fmt.Errorf("app: snapshot holds unknown type %q", typeName)
 	}
-	return nil, fmt.Errorf("app: snapshot holds unknown type %q", typeName)
+	return codec.Decode(typeName, data)
 }
 
 // Run recovers the data directory, serves until ctx is cancelled or SIGINT
@@ -175,6 +196,7 @@ func Run(ctx context.Context, o Options) error {
 	// allocation would be a fatal out-of-memory error.
 	command.SetAllocLimit(availableMemory())
 	replay := Replayer(table, cfg, store)
+	store.SetLoading(true) // nothing expires while the log replays (as Redis)
 	db, err := persist.Open(persist.Options{Dir: o.Dir, Fsync: o.AppendFsync, Logger: log,
 		// Redis's AOF buffer: the server writes it once per batch (Wait).
 		BufferAppends: true,
@@ -192,8 +214,11 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("%w: %w", ErrRecovery, err)
 	}
 	defer db.Close()
+	store.SetLoading(false)
 	log.Info("recovered", "dir", o.Dir, "keys", store.Len(), "aof_records", records, "took", time.Since(start).Round(time.Millisecond))
 	store.SetLogger(db)
+	stopExpiry := store.StartActiveExpire()
+	defer stopExpiry()
 	if err := auto.start(db, store); err != nil {
 		return err
 	}
@@ -233,6 +258,7 @@ func Run(ctx context.Context, o Options) error {
 		log.Error("shutdown", "err", err)
 	}
 	fol.close() // stops writing before the log closes
+	stopExpiry()
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("app: closing the log: %w", err)
 	}

@@ -41,11 +41,15 @@ const (
 	KindCounting Kind = 4 // bloom.Counting
 	KindStable   Kind = 5 // bloom.Stable
 	KindSBBF     Kind = 6 // bloom.SBBF
-	KindTDigest  Kind = 9 // tdigest.Digest (7 and 8: count-min and top-k)
+	KindCountMin Kind = 7 // cms.Sketch
+	KindTopK     Kind = 8 // topk.Sketch
+	KindTDigest  Kind = 9 // tdigest.Digest
+
+	kindLast = KindTDigest // the highest registered kind
 )
 
 // String returns "classic", "scalable", "cuckoo", "counting", "stable",
-// "sbbf", "tdigest" or "kind#N".
+// "sbbf", "count-min", "topk", "tdigest" or "kind#N".
 func (k Kind) String() string {
 	switch k {
 	case KindClassic:
@@ -60,6 +64,10 @@ func (k Kind) String() string {
 		return "stable"
 	case KindSBBF:
 		return "sbbf"
+	case KindCountMin:
+		return "count-min"
+	case KindTopK:
+		return "topk"
 	case KindTDigest:
 		return "tdigest"
 	}
@@ -75,6 +83,7 @@ const (
 	HashXXH3_64       = 3 // "xxh3-64", cuckoo: XXH3-64 with the seed
 	HashMurmur64A     = 4 // "murmur64a-single", cuckoo: MurmurHash64A with the seed
 	HashXXH64         = 5 // "xxh64", split-block: XXH64 with the seed (Parquet: seed 0)
+	HashMurmur2       = 6 // "murmur2", 32-bit MurmurHash2 (RedisBloom's count-min and top-k), seeds per structure
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -118,7 +127,7 @@ func PeekKind(data []byte) (Kind, error) {
 		return 0, err
 	}
 	k := Kind(data[5])
-	if (k < KindClassic || k > KindSBBF) && k != KindTDigest {
+	if k < KindClassic || k > kindLast {
 		return 0, fmt.Errorf("%w: unknown kind %d", c.Format, data[5])
 	}
 	return k, nil

@@ -27,7 +27,7 @@ func TestCRC(t *testing.T) {
 }
 
 func TestPeekKind(t *testing.T) {
-	for k := KindClassic; k <= KindSBBF; k++ {
+	for k := KindClassic; k <= kindLast; k++ {
 		got, err := PeekKind(AppendPrefix(nil, k))
 		if err != nil || got != k {
 			t.Errorf("PeekKind(%v) = %v, %v", k, got, err)
@@ -43,14 +43,15 @@ func TestPeekKind(t *testing.T) {
 		{[]byte("XRBL\x01\x01"), ErrFormat},
 		{[]byte("PRBL\x02\x01"), ErrVersion},
 		{[]byte("PRBL\x01\x00"), ErrFormat},
-		{[]byte("PRBL\x01\x07"), ErrFormat},
+		{[]byte("PRBL\x01\xff"), ErrFormat},
+		{append([]byte("PRBL\x01"), byte(kindLast+1)), ErrFormat},
 	} {
 		if _, err := PeekKind(c.data); !errors.Is(err, c.want) {
 			t.Errorf("PeekKind(%q): %v, want %v", c.data, err, c.want)
 		}
 	}
 	names := map[Kind]string{KindClassic: "classic", KindScalable: "scalable", KindCuckoo: "cuckoo",
-		KindCounting: "counting", KindStable: "stable", KindSBBF: "sbbf", KindTDigest: "tdigest", 10: "kind#10"}
+		KindCounting: "counting", KindStable: "stable", KindSBBF: "sbbf", KindCountMin: "count-min", KindTDigest: "tdigest", 200: "kind#200"}
 	for k, s := range names {
 		if k.String() != s {
 			t.Errorf("Kind(%d).String() = %q, want %q", k, k.String(), s)

@@ -45,17 +45,23 @@ func rows(t *testing.T, sec string) map[int]string {
 // docs/FORMATS.md list exactly the numbers defined here.
 func TestRegistriesMatchFormatsDoc(t *testing.T) {
 	kinds := rows(t, section(t, "PRBL kinds"))
-	all := []Kind{KindClassic, KindScalable, KindCuckoo, KindCounting, KindStable, KindSBBF, KindTDigest}
-	if len(kinds) != len(all) {
-		t.Fatalf("FORMATS lists %d kinds, the registry %d: %v", len(kinds), len(all), kinds)
+	registry := []Kind{KindClassic, KindScalable, KindCuckoo, KindCounting, KindStable, KindSBBF, KindCountMin, KindTopK, KindTDigest}
+	if len(kinds) != len(registry) {
+		t.Fatalf("FORMATS lists %d kinds, the registry %d: %v", len(kinds), len(registry), kinds)
 	}
-	for _, k := range all {
+	for _, k := range registry {
 		name := k.String()
-		if name == "sbbf" {
+		switch name {
+		case "sbbf":
 			name = "split-block"
+		case "topk":
+			name = "top-k"
 		}
 		if !strings.HasPrefix(kinds[int(k)], name) {
 			t.Errorf("kind %d: FORMATS says %q, the registry %q", k, kinds[int(k)], k)
+		}
+		if got, err := PeekKind([]byte{'P', 'R', 'B', 'L', Version, byte(k)}); err != nil || got != k {
+			t.Errorf("PeekKind of kind %d: %v, %v", k, got, err)
 		}
 	}
 	ids := rows(t, section(t, "Hash IDs"))
@@ -65,6 +71,7 @@ func TestRegistriesMatchFormatsDoc(t *testing.T) {
 		HashXXH3_64:       "`xxh3-64`",
 		HashMurmur64A:     "`murmur64a-single`",
 		HashXXH64:         "`xxh64`",
+		HashMurmur2:       "`murmur2`",
 	}
 	if len(ids) != len(want) {
 		t.Fatalf("FORMATS lists hash IDs %v, the registry %v", ids, want)

@@ -74,6 +74,10 @@ type Hooks[F, B, S, T, C any] struct {
 	// scripts/fpr-plot.
 	SBBFFalsePositiveRate func(blocks, n uint64) float64
 	StablePointFPR        func(t *T) float64
+	// StableSizing is the k and P (decrements) that give a stable filter
+	// of m cells of d bits a stable-point rate of about p (Deng & Rafiei
+	// 2006), for scripts/fpr-plot's fixed-memory comparison.
+	StableSizing func(m uint64, d uint8, p float64) (k uint32, decrements uint64, err error)
 
 	// Restore builds a
 	// scalable filter from sub-filters without checking them against the

@@ -73,7 +73,7 @@ query, info and merge detect the layout from the file.`,
 			}
 			st := f.Stats()
 			fmt.Fprintf(cmd.ErrOrStderr(), "read %d keys; m=%d bits k=%d bytes=%d fill=%.4f estimated fpr=%.6g\n",
-				lines, st.M, st.K, st.Bytes, st.FillRatio, st.EstimatedFPR)
+				lines, st.M, st.K, st.Bytes, st.FillRatio, st.FPR)
 			return nil
 		}),
 	}
@@ -125,7 +125,7 @@ func buildPathFor(f layoutFilter, many manyAdder) buildPath {
 			}
 		}
 	}
-	return buildPath{addKeys: many.AddMany}
+	return buildPath{addKeys: func(keys [][]byte) { _ = many.AddMany(keys) }}
 }
 
 // addBatcher adds lines to a filter in input order, on its own goroutine
@@ -319,18 +319,18 @@ least one key is definitely not in the set (not with --count).`,
 
 // filterInfo is the --json shape of `bloom info`.
 type filterInfo struct {
-	File                 string  `json:"file"`
-	Layout               string  `json:"layout"`
-	M                    uint64  `json:"m"`
-	K                    uint32  `json:"k"`
-	Bytes                uint64  `json:"bytes"`
-	N                    uint64  `json:"n"`
-	Capacity             uint64  `json:"capacity"`
-	TargetP              float64 `json:"target_p"`
-	SetBits              uint64  `json:"set_bits"`
-	FillRatio            float64 `json:"fill_ratio"`
-	EstimatedFPR         float64 `json:"estimated_fpr"`
-	EstimatedCardinality float64 `json:"estimated_cardinality"`
+	File        string  `json:"file"`
+	Layout      string  `json:"layout"`
+	M           uint64  `json:"m"`
+	K           uint32  `json:"k"`
+	Bytes       uint64  `json:"bytes"`
+	N           uint64  `json:"n"`
+	Capacity    uint64  `json:"capacity"`
+	P           float64 `json:"target_p"`
+	SetBits     uint64  `json:"set_bits"`
+	FillRatio   float64 `json:"fill_ratio"`
+	FPR         float64 `json:"estimated_fpr"`
+	Cardinality float64 `json:"estimated_cardinality"`
 }
 
 func newBloomInfoCmd() *cobra.Command {
@@ -347,8 +347,8 @@ func newBloomInfoCmd() *cobra.Command {
 			st := f.Stats()
 			info := filterInfo{
 				File: args[0], Layout: layoutName(f), M: st.M, K: st.K, Bytes: st.Bytes, N: st.N,
-				Capacity: st.Capacity, TargetP: st.TargetP, SetBits: st.SetBits, FillRatio: st.FillRatio,
-				EstimatedFPR: st.EstimatedFPR, EstimatedCardinality: st.EstimatedCardinality,
+				Capacity: st.Capacity, P: st.P, SetBits: st.SetBits, FillRatio: st.FillRatio,
+				FPR: st.FPR, Cardinality: st.Cardinality,
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -361,8 +361,8 @@ func newBloomInfoCmd() *cobra.Command {
 				unit = "counters"
 			}
 			fmt.Fprintf(tw, "file\t%s\nlayout\t%s\nm (%s)\t%d\nk (hashes)\t%d\nbytes\t%d\nn (items added)\t%d\ncapacity\t%d\ntarget p\t%g\nset bits\t%d\nfill ratio\t%.6f\nestimated fpr\t%.6g\nestimated cardinality\t%.0f\n",
-				info.File, info.Layout, unit, info.M, info.K, info.Bytes, info.N, info.Capacity, info.TargetP,
-				info.SetBits, info.FillRatio, info.EstimatedFPR, info.EstimatedCardinality)
+				info.File, info.Layout, unit, info.M, info.K, info.Bytes, info.N, info.Capacity, info.P,
+				info.SetBits, info.FillRatio, info.FPR, info.Cardinality)
 			return tw.Flush()
 		}),
 	}

@@ -23,7 +23,7 @@ type layoutFilter interface {
 
 // manyAdder is what the build loop needs of a filter.
 type manyAdder interface {
-	AddMany(keys [][]byte)
+	AddMany(keys [][]byte) error // always nil for these layouts
 }
 
 // newLayoutFilter sizes an empty filter of the named layout for n keys at

@@ -53,8 +53,8 @@ func TestBloomLayouts(t *testing.T) {
 		if code != ExitOK || json.Unmarshal([]byte(stdout), &info) != nil {
 			t.Fatalf("%s info: %d %q", layout, code, stdout)
 		}
-		if info.Layout != layout || info.Capacity != 5000 || info.TargetP != 0.01 || info.N == 0 || info.N > 5000 ||
-			info.EstimatedFPR <= 0 || info.EstimatedFPR > 0.012 {
+		if info.Layout != layout || info.Capacity != 5000 || info.P != 0.01 || info.N == 0 || info.N > 5000 ||
+			info.FPR <= 0 || info.FPR > 0.012 {
 			t.Fatalf("%s info: %+v", layout, info)
 		}
 		switch layout {
@@ -105,7 +105,7 @@ func TestBloomLayouts(t *testing.T) {
 		t.Fatalf("Parquet bitset round trip: %v", err)
 	}
 	// Files of kinds the commands do not handle are refused clearly.
-	st, _ := bloom.NewStable(1000, 2, 0.01)
+	st, _ := bloom.NewStable(1000, 0.01)
 	enc, _ := st.MarshalBinary()
 	stable := filepath.Join(dir, "stable.bloom")
 	if err := os.WriteFile(stable, enc, 0o644); err != nil {

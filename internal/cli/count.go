@@ -43,9 +43,11 @@ type countResult struct {
 func newCountCmd() *cobra.Command {
 	var (
 		precision int
-		in        fieldInput
+		field     int
+		format    string
 		exact     bool
 		asJSON    bool
+		header    bool
 	)
 	c := &cobra.Command{
 		Use:   "count [--field N --format csv|tsv [--header]] [--exact] [--json] [INPUT...]",
@@ -72,14 +74,16 @@ short names), and prints the estimate's relative error.`,
 			if precision < hll.MinPrecision || precision > hll.MaxPrecision {
 				return usagef("count: --precision %d is outside [%d, %d]", precision, hll.MinPrecision, hll.MaxPrecision)
 			}
+			in := valueInput{format: format, field: field, header: header}
 			if err := in.check("count"); err != nil {
 				return err
 			}
+			field = in.field
 			sk, err := hll.New(uint8(precision))
 			if err != nil {
 				return usageError{err: err}
 			}
-			res := countResult{Precision: uint8(precision), Registers: 1 << uint8(precision), Format: in.format, Field: in.field}
+			res := countResult{Precision: uint8(precision), Registers: 1 << uint8(precision), Format: format, Field: field}
 			var seen map[string]struct{}
 			if exact {
 				seen = make(map[string]struct{})
@@ -92,11 +96,7 @@ short names), and prints the estimate's relative error.`,
 					}
 				}
 			}
-			res.Records, res.Skipped, err = in.each(args, cmd.InOrStdin(), cmd.ErrOrStderr(), "counting",
-				func(_ inputPos, v []byte) error {
-					add(v)
-					return nil
-				})
+			res.Records, res.Skipped, err = in.each(cmd, args, "counting", add)
 			if err != nil {
 				return err
 			}
@@ -125,9 +125,11 @@ short names), and prints the estimate's relative error.`,
 	}
 	c.Flags().IntVarP(&precision, "precision", "p", hll.DefaultPrecision,
 		fmt.Sprintf("HyperLogLog precision p in [%d, %d]: 2^p registers, standard error 1.04/√(2^p)", hll.MinPrecision, hll.MaxPrecision))
-	in.addFlags(c, "count")
+	c.Flags().IntVarP(&field, "field", "f", 0, "count field N (1-based) of each record (csv, tsv; default 1)")
+	c.Flags().StringVar(&format, "format", "lines", "input format: lines, csv or tsv")
 	c.Flags().BoolVar(&exact, "exact", false, "also count exactly in memory and print the estimate's relative error")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().BoolVar(&header, "header", false, "skip the first line or record of every input, a header row (csv, tsv)")
 	return c
 }
 

@@ -64,7 +64,7 @@ func newQuantilesCmd() *cobra.Command {
 	var (
 		qlist       string
 		compression int
-		in          fieldInput
+		in          valueInput
 		skipInvalid bool
 		asJSON      bool
 	)
@@ -98,7 +98,7 @@ probly count (--format, --field, --header).`,
 				return usageError{err: err}
 			}
 			res := quantilesResult{Compression: compression, Format: in.format, Field: in.field}
-			res.Records, res.Skipped, err = in.each(args, cmd.InOrStdin(), cmd.ErrOrStderr(), "reading",
+			res.Records, res.Skipped, err = in.eachAt(cmd, args, "reading",
 				func(at inputPos, v []byte) error {
 					x, ok := parseValue(v)
 					switch {
@@ -140,7 +140,9 @@ probly count (--format, --field, --header).`,
 	c.Flags().StringVar(&qlist, "q", "0.5,0.9,0.99", "quantiles to estimate, comma-separated, each in [0, 1]")
 	c.Flags().IntVarP(&compression, "compression", "c", tdigest.DefaultCompression,
 		fmt.Sprintf("t-digest compression C in [1, %d]: 6·C+10 centroids at most", tdigest.MaxCompression))
-	in.addFlags(c, "read")
+	c.Flags().IntVarP(&in.field, "field", "f", 0, "read field N (1-based) of each record (csv, tsv; default 1)")
+	c.Flags().StringVar(&in.format, "format", "lines", "input format: lines, csv or tsv")
+	c.Flags().BoolVar(&in.header, "header", false, "skip the first line or record of every input, a header row (csv, tsv)")
 	c.Flags().BoolVar(&skipInvalid, "skip-invalid", false, "skip values that are not finite numbers (counted as invalid) instead of failing")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c

@@ -37,6 +37,8 @@ const (
 	FlagNoAsyncLoading // refused during asynchronous loading
 	FlagNoMulti        // not allowed in MULTI
 	FlagAllowBusy      // allowed while a script is busy
+	FlagSkipSlowlog    // not logged in the slow log (EXEC)
+	FlagBlocking       // may block the client (FOLLOW.WAIT); the server runs it outside the command gate
 )
 
 // flagNames is every flag in the order Redis 7 lists them.
@@ -44,8 +46,8 @@ var flagNames = [...]struct {
 	f Flags
 	n string
 }{{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"}, {FlagModule, "module"},
-	{FlagAdmin, "admin"}, {FlagNoScript, "noscript"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
-	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoAsyncLoading, "no_async_loading"},
+	{FlagAdmin, "admin"}, {FlagNoScript, "noscript"}, {FlagBlocking, "blocking"}, {FlagLoading, "loading"},
+	{FlagStale, "stale"}, {FlagSkipSlowlog, "skip_slowlog"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoAsyncLoading, "no_async_loading"},
 	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"}}
 
 // Names returns the Redis flag words for COMMAND replies, in Redis's order.
@@ -233,6 +235,30 @@ type Conn struct {
 	LibVer  string
 	Addr    string
 	Close   bool // set by QUIT: close after flushing the reply
+	// Tx is the connection's transaction state (MULTI, EXEC, DISCARD,
+	// WATCH, UNWATCH, RESET), implemented by the server; nil where there
+	// is none (log replay, the follower, test harnesses).
+	Tx Tx
+}
+
+// Tx is a connection's transaction state as the transaction commands see
+// it. Each method answers the command on c.R.
+type Tx interface {
+	Multi(c *Ctx)
+	Exec(c *Ctx)
+	Discard(c *Ctx)
+	Watch(c *Ctx)
+	Unwatch(c *Ctx)
+	// Reset ends the transaction and drops the watched keys, without a
+	// reply (RESET).
+	Reset()
+	// Executing reports whether EXEC is running the queued commands:
+	// commands that would block do not (Redis's CLIENT_DENY_BLOCKING), and
+	// BGSAVE is scheduled after the transaction.
+	Executing() bool
+	// Queued is the number of commands queued since MULTI, -1 outside
+	// MULTI (CLIENT INFO's multi=).
+	Queued() int
 }
 
 // Server is what handlers may ask of the running server (INFO, SAVE,

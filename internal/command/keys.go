@@ -57,6 +57,12 @@ func View[T keyspace.Value](c *Ctx, key []byte, notFound string, fn func(T)) boo
 func (c *Ctx) Update(key []byte, fn func(tx *keyspace.Txn) (status string)) bool {
 	status := ""
 	seq, err := c.Store.Update(key, func(tx *keyspace.Txn) { status = fn(tx) })
+	return c.settle(seq, err, status)
+}
+
+// settle is the bookkeeping after a write (Update, UpdateKeys): it raises
+// c.Seq to seq and answers status, else err; it reports neither.
+func (c *Ctx) settle(seq uint64, err error, status string) bool {
 	c.Seq = max(c.Seq, seq)
 	switch {
 	case status != "":

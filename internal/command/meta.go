@@ -38,12 +38,14 @@ const (
 	ACLScripting
 	ACLBloom   // RedisBloom's Bloom filter commands (BF.*)
 	ACLCuckoo  // RedisBloom's cuckoo filter commands (CF.*)
+	ACLTopK    // RedisBloom's top-k commands (TOPK.*)
+	ACLCms     // RedisBloom's count-min sketch commands (CMS.*)
 	ACLTDigest // RedisBloom's t-digest commands (TDIGEST.*)
 )
 
 var aclNames = [...]string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
 	"hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection",
-	"transaction", "scripting", "bloom", "cuckoo", "tdigest"}
+	"transaction", "scripting", "bloom", "cuckoo", "topk", "cms", "tdigest"}
 
 // Names returns the categories in c as Redis writes them ("@read",
 // "@string", "@fast"), in Redis's order.
@@ -156,12 +158,13 @@ type Group string
 // The groups of probly's commands. Every module command's group is
 // GroupModule (Redis reports no other for a module).
 const (
-	GroupConnection  Group = "connection"
-	GroupServer      Group = "server"
-	GroupGeneric     Group = "generic"
-	GroupString      Group = "string"
-	GroupHyperLogLog Group = "hyperloglog"
-	GroupModule      Group = "module"
+	GroupConnection   Group = "connection"
+	GroupServer       Group = "server"
+	GroupGeneric      Group = "generic"
+	GroupString       Group = "string"
+	GroupHyperLogLog  Group = "hyperloglog"
+	GroupTransactions Group = "transactions"
+	GroupModule       Group = "module"
 )
 
 // DocFlags are COMMAND DOCS "doc_flags".

@@ -25,6 +25,9 @@ type Outcome struct {
 	// Silent reports that the handler wrote no reply at all (a bug): Run
 	// answered "ERR internal error: <name> produced no reply" for it.
 	Silent bool
+	// Queued reports that Policy.Queue took the command (MULTI): it was
+	// answered by Queue and did not run.
+	Queued bool
 }
 
 // Policy is how a caller of Table.Run runs commands. Its zero value is
@@ -42,6 +45,10 @@ type Policy struct {
 	// it dealt with the command and Run writes no reply (the server's
 	// cross-protocol check, which closes the connection instead).
 	Unknown func(c *Ctx) bool
+	// Queue, if not nil, is asked after Admit lets a command run: true
+	// means it queued the command (a transaction) and answered it, and the
+	// handler does not run (Outcome.Queued).
+	Queue func(c *Ctx, spec *Spec) bool
 }
 
 // Admitter decides whether a command may run (Policy.Admit): it returns
@@ -94,6 +101,10 @@ func (t *Table) Run(c *Ctx, p *Policy) Outcome {
 				r.Error(msg)
 				break
 			}
+		}
+		if p.Queue != nil && p.Queue(c, spec) {
+			o.Queued = true
+			break
 		}
 		o.Ran = true
 		spec.Handler(c)

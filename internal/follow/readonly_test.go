@@ -79,6 +79,11 @@ func TestFollowedKeysReadOnly(t *testing.T) {
 		{"DEL", pos},
 		{"FLUSHALL"},
 		{"FLUSHDB"},
+		{"EXPIRE", "users", "100"},
+		{"PEXPIREAT", "sessions", "1"},
+		{"SET", pos, "0", "KEEPTTL"},
+		{"GETEX", pos, "EX", "10"},
+		{"GETDEL", pos},
 	}
 	check := func() {
 		t.Helper()

@@ -418,7 +418,7 @@ func (r *tableRunner) do(args ...[]byte) ([]byte, uint64, error) {
 	r.out.Reset()
 	r.w.SetBuffer(nil)
 	r.ctx.Args = args
-	o := r.table.Run(&r.ctx, &runPolicy)
+	o := r.runGated()
 	r.ctx.Args = nil
 	r.maxSeq = max(r.maxSeq, o.Seq)
 	if !o.Ran {
@@ -431,6 +431,15 @@ func (r *tableRunner) do(args ...[]byte) ([]byte, uint64, error) {
 		return nil, o.Seq, fmt.Errorf("%s: %s", o.Spec.Name, o.Err)
 	}
 	return r.out.Bytes(), o.Seq, nil
+}
+
+// runGated runs r.ctx.Args through the table holding the store's command
+// gate shared, as every command execution does, so that none interleaves
+// with a client's EXEC (a transaction sees no half-applied change).
+func (r *tableRunner) runGated() command.Outcome {
+	r.ctx.Store.Shared()
+	defer r.ctx.Store.SharedDone()
+	return r.table.Run(&r.ctx, &runPolicy)
 }
 
 // run is a runFunc. The reply is a copy (it survives the next call).

@@ -23,7 +23,10 @@ const errNotFollowing = "ERR this server does not follow a stream (start it with
 // up to position. Without --follow it answers an error. Installing a
 // follower (Follower.WrapReads) makes it work.
 func Register(t *command.Table) {
-	t.Add(&command.Spec{Name: WaitCommand, Arity: 3, ACL: command.ACLConnection,
+	// Blocking: the server runs it outside the command gate, so that a
+	// wait does not hold up transactions (and the follower's own applies
+	// behind a waiting EXEC).
+	t.Add(&command.Spec{Name: WaitCommand, Arity: 3, Flags: command.FlagBlocking, ACL: command.ACLConnection,
 		Handler: func(c *command.Ctx) { c.R.Error(errNotFollowing) },
 		Doc: command.Doc{
 			Summary: "Waits until the follower has applied the change stream up to a position (serve --follow).",
@@ -45,7 +48,13 @@ func (f *Follower) waitHandler(c *command.Ctx) {
 		return
 	}
 	ctx := context.Background()
-	if ms > 0 {
+	if c.Conn.Tx != nil && c.Conn.Tx.Executing() {
+		// Inside EXEC nothing may block (as Redis): answer the position
+		// applied now. The follower cannot apply while EXEC runs.
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		ctx = done
+	} else if ms > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(min(ms, int64(24*time.Hour/time.Millisecond)))*time.Millisecond)
 		defer cancel()

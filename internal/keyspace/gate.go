@@ -28,8 +28,22 @@ func (s *Store) ExclusiveDone() { s.cmd.Unlock() }
 // have changed key (set, deleted, expired, renamed away or onto): WATCH
 // hooks in here. Code that changes keys outside Update and Flush (for
 // example a multi-shard rename) must call it for every key it changes.
-func (sh *shard) touch(key string) {}
+func (sh *shard) touch(key string) {
+	if len(sh.watch) != 0 {
+		sh.flagAll(key)
+	}
+}
 
 // touchAll is called with every shard write lock held when every key may
-// have changed (FLUSHALL, FLUSHDB).
-func (s *Store) touchAll() {}
+// have changed (FLUSHALL, FLUSHDB). As in Redis, it flags the watchers of
+// the keys that exist (a flush does not change a key that was missing).
+func (s *Store) touchAll() {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		for k := range sh.watch {
+			if _, ok := sh.m[k]; ok {
+				sh.flagAll(k)
+			}
+		}
+	}
+}

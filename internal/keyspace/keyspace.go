@@ -14,9 +14,14 @@
 // first write to each key clones that key's value (copy-on-write), so the
 // snapshot keeps reading the values as they were at the cut.
 //
+// Expiry (expire.go): a key may have an absolute expire time; an expired
+// key is invisible to every read and is deleted (and logged as DEL) by the
+// next Update of it or by the active-expiry cycle.
+//
 // Memory accounting: Used is the exact live total that MemoryUsage would
 // compute by walking every key (Σ key length + value MemoryUsage over the
-// live keys), kept as one atomic counter. Update adds the difference
+// stored keys, plus 32 + key length per expire time), kept as one atomic
+// counter. Update adds the difference
 // between the key's entry before and after its fn (so in-place growth,
 // creation, deletion and a copy-on-write clone are all counted); Flush and
 // FlushLog reset it. This requires that values change only inside Update
@@ -66,6 +71,16 @@ type shard struct {
 	// it exclusive, so it is reused rather than allocated by every Update
 	// (a *Txn passed to an unknown fn would otherwise escape to the heap).
 	tx Txn
+	// watch maps a watched key to its watchers (watch.go).
+	watch map[string][]*Watcher
+	// exp maps the keys that have an expire time to it, in Unix ms
+	// (expire.go); nil until the shard's first one. cowExp is cow's
+	// counterpart: the expire times at the cut of the keys cow holds.
+	exp    map[string]int64
+	cowExp map[string]int64
+	// expPeak is len(exp)'s highest value since exp was last rebuilt
+	// (compactExpire).
+	expPeak int
 }
 
 // Store is a sharded, concurrency-safe key space. The zero value is not
@@ -83,6 +98,13 @@ type Store struct {
 	_    [56]byte
 	// cmd is the command gate (gate.go).
 	cmd sync.RWMutex
+	// Expiry (expire.go): the clock (nil: the wall clock), whether
+	// recovery is loading (nothing expires), the count of expired keys
+	// and the active-expiry cycle's next shard.
+	clock        func() int64
+	loading      atomic.Bool
+	expiredKeys  atomic.Uint64
+	expireCursor atomic.Uint32
 }
 
 // WriteGater is implemented by a Logger that can refuse writes as a whole,
@@ -127,6 +149,10 @@ func (s *Store) View(key []byte, fn func(v Value)) {
 	sh := s.shardOf(key)
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
+	if s.expiredNow(sh, string(key)) {
+		fn(nil)
+		return
+	}
 	fn(sh.m[string(key)])
 }
 
@@ -161,6 +187,9 @@ func (t *Txn) Set(v Value) {
 // Delete removes the key.
 func (t *Txn) Delete() {
 	delete(t.sh.m, string(t.Key))
+	if len(t.sh.exp) != 0 {
+		delete(t.sh.exp, string(t.Key))
+	}
 	t.Value = nil
 	t.set = true
 }
@@ -201,8 +230,9 @@ func (t *Txn) Log(args ...[]byte) error {
 // If the logger's WriteGate (see WriteGater) refuses, fn does not run and
 // its error is returned. While a FreezeCOW cut is held, the key's value is
 // cloned before fn sees it, once per key. fn must not retain the *Txn.
-// Update does not allocate (beyond what fn does, and the key string when
-// fn creates the key).
+// An expired key is deleted (and logged) before fn runs; see expire.go.
+// Update does not allocate (beyond what fn does, a lazy expiry's record,
+// and the key string when fn creates the key).
 func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
 	if s.gate != nil {
 		if err := s.gate(); err != nil {
@@ -212,16 +242,25 @@ func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
 	sh := s.shardOf(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	// An expired key is deleted first (lazy expiry), logged as DEL; if the
+	// log refuses the DEL, fn does not run.
+	var expSeq uint64
+	if s.expiredNow(sh, string(key)) {
+		var err error
+		if expSeq, err = s.expireLocked(sh, string(key)); err != nil {
+			return 0, err
+		}
+	}
 	// Account for the key's entry as fn leaves it (measured before the
 	// copy-on-write clone, which may differ in size), even if fn panics.
 	v := sh.m[string(key)]
-	before := entryUsage(key, v)
+	before := entryUsage(key, v) + sh.expireUsage(string(key))
 	if sh.cow != nil {
 		sh.preserve(key)
 		v = sh.m[string(key)]
 	}
 	tx := &sh.tx
-	*tx = Txn{Key: key, Value: v, sh: sh, store: s, rec: tx.rec}
+	*tx = Txn{Key: key, Value: v, sh: sh, store: s, rec: tx.rec, seq: expSeq}
 	defer func() {
 		if tx.set {
 			v = sh.m[string(key)]
@@ -229,7 +268,7 @@ func (s *Store) Update(key []byte, fn func(tx *Txn)) (seq uint64, err error) {
 		if tx.set || tx.logged {
 			sh.touch(string(key))
 		}
-		s.addUsed(before, entryUsage(key, v))
+		s.addUsed(before, entryUsage(key, v)+sh.expireUsage(string(key)))
 		// Drop the references to this call's key and value.
 		tx.Key, tx.Value, tx.err = nil, nil, nil
 	}()
@@ -247,6 +286,9 @@ func (sh *shard) preserve(key []byte) {
 	k := string(key)
 	old := sh.m[k]
 	sh.cow[k] = old
+	if t, ok := sh.exp[k]; ok && old != nil {
+		sh.cowExp[k] = t
+	}
 	if old != nil {
 		sh.m[k] = old.Clone()
 	}
@@ -258,17 +300,22 @@ func (sh *shard) preserveAll() {
 	for k, v := range sh.m {
 		if _, saved := sh.cow[k]; !saved {
 			sh.cow[k] = v
+			if t, ok := sh.exp[k]; ok {
+				sh.cowExp[k] = t
+			}
 		}
 	}
 }
 
-// Len returns the number of keys.
+// Len returns the number of keys (expired keys not yet deleted do not
+// count). Cost: O(shards + keys with an expire time).
 func (s *Store) Len() int {
 	n := 0
+	now := s.Now()
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
-		n += len(sh.m)
+		n += len(sh.m) - s.expiredIn(sh, now)
 		sh.mu.RUnlock()
 	}
 	return n
@@ -278,11 +325,12 @@ func (s *Store) Len() int {
 // Match), sorted.
 func (s *Store) Keys(pattern string) []string {
 	var out []string
+	now := s.Now()
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
 		for k := range sh.m {
-			if Match(pattern, k) {
+			if Match(pattern, k) && !s.expired(sh, k, now) {
 				out = append(out, k)
 			}
 		}
@@ -300,11 +348,15 @@ func (s *Store) Scan(cursor uint64, pattern, typeName string, count int) (next u
 		count = 10
 	}
 	i := cursor
+	now := s.Now()
 	for ; i < numShards && len(keys) < count; i++ {
 		sh := &s.shards[i]
 		sh.mu.RLock()
 		for k, v := range sh.m {
 			if pattern != "" && !Match(pattern, k) {
+				continue
+			}
+			if s.expired(sh, k, now) {
 				continue
 			}
 			if typeName != "" && v.TypeName() != typeName {
@@ -320,10 +372,12 @@ func (s *Store) Scan(cursor uint64, pattern, typeName string, count int) (next u
 	return i, keys
 }
 
-// Entry is a key and its value.
+// Entry is a key, its value and its expire time.
 type Entry struct {
 	Key   string
 	Value Value
+	// Expire is the key's expire time in Unix milliseconds, 0 if none.
+	Expire int64
 }
 
 // Freeze takes every shard's write lock, runs fn (for example to rotate the
@@ -346,7 +400,7 @@ func (s *Store) Freeze(fn func() error) ([]Entry, error) {
 	var out []Entry
 	for i := range s.shards {
 		for k, v := range s.shards[i].m {
-			out = append(out, Entry{Key: k, Value: v.Clone()})
+			out = append(out, Entry{Key: k, Value: v.Clone(), Expire: s.shards[i].exp[k]})
 		}
 	}
 	return out, nil
@@ -388,6 +442,7 @@ func (s *Store) FreezeCOW(fn func() error) (*Frozen, error) {
 	}
 	for i := range s.shards {
 		s.shards[i].cow = make(map[string]Value)
+		s.shards[i].cowExp = make(map[string]int64)
 	}
 	return &Frozen{s: s}, nil
 }
@@ -406,12 +461,12 @@ func (f *Frozen) Entries() []Entry {
 		}
 		for k, v := range sh.m {
 			if _, saved := sh.cow[k]; !saved {
-				out = append(out, Entry{Key: k, Value: v})
+				out = append(out, Entry{Key: k, Value: v, Expire: sh.exp[k]})
 			}
 		}
 		for k, v := range sh.cow {
 			if v != nil {
-				out = append(out, Entry{Key: k, Value: v})
+				out = append(out, Entry{Key: k, Value: v, Expire: sh.cowExp[k]})
 			}
 		}
 		sh.mu.RUnlock()
@@ -429,7 +484,7 @@ func (f *Frozen) Release() {
 	for i := range f.s.shards {
 		sh := &f.s.shards[i]
 		sh.mu.Lock()
-		sh.cow = nil
+		sh.cow, sh.cowExp = nil, nil
 		sh.mu.Unlock()
 	}
 }
@@ -450,6 +505,7 @@ func (s *Store) Flush(fn func()) {
 			s.shards[i].preserveAll()
 		}
 		s.shards[i].m = make(map[string]Value)
+		s.shards[i].exp, s.shards[i].expPeak = nil, 0
 		s.shards[i].mu.Unlock()
 	}
 }
@@ -479,6 +535,7 @@ func (s *Store) FlushLog(args ...[]byte) (seq uint64, err error) {
 			s.shards[i].preserveAll()
 		}
 		s.shards[i].m = make(map[string]Value)
+		s.shards[i].exp, s.shards[i].expPeak = nil, 0
 	}
 	s.used.Store(0)
 	return seq, nil
@@ -501,7 +558,8 @@ func (s *Store) addUsed(before, after uint64) {
 	}
 }
 
-// Used returns Σ key length + value MemoryUsage over the live keys, the
+// Used returns Σ key length + value MemoryUsage over the stored keys (plus
+// each expire time's cost, see expire.go), the
 // total MemoryUsage computes, in O(1): it is maintained by every Update,
 // Flush and FlushLog. A change is visible once its Update has returned.
 func (s *Store) Used() uint64 { return s.used.Load() }
@@ -515,7 +573,7 @@ func (s *Store) MemoryUsage() uint64 {
 		sh := &s.shards[i]
 		sh.mu.RLock()
 		for k, v := range sh.m {
-			n += uint64(len(k)) + v.MemoryUsage()
+			n += uint64(len(k)) + v.MemoryUsage() + sh.expireUsage(k)
 		}
 		sh.mu.RUnlock()
 	}

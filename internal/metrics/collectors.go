@@ -121,7 +121,7 @@ func b2f(b bool) float64 {
 // --- key space and filters ---
 
 var (
-	descKeys       = desc("keys", "Keys by type (the TYPE reply: MBbloom--, MBbloomCF, string).", "type")
+	descKeys       = desc("keys", "Keys by type (the TYPE reply: MBbloom--, MBbloomCF, TopK-TYPE, CMSk-TYPE, string).", "type")
 	descUsedMemory = desc("used_memory_bytes", "Approximate memory of the key space: key lengths plus each value's MemoryUsage (INFO used_memory).")
 
 	filterLabels   = []string{"key", "type"}
@@ -272,7 +272,7 @@ func statsOf(v keyspace.Value) (filterStats, bool) {
 	switch f := v.(type) {
 	case *redisbloom.Chain:
 		s := f.Stats()
-		return filterStats{typ: "bf", fill: s.FillRatio, fpr: s.EstimatedFPR, items: s.Items,
+		return filterStats{typ: "bf", fill: s.FillRatio, fpr: s.FPR, items: s.Items,
 			capacity: s.Capacity, bytes: s.Bytes, subFilters: s.Filters}, true
 	case *rediscuckoo.Filter:
 		s := f.Cuckoo().Stats()

@@ -126,6 +126,7 @@ func New(o Options) *Metrics {
 		&serverCollector{m: m},
 		&persistCollector{m: m},
 		&keyspaceCollector{m: m},
+		&expireCollector{m: m},
 	)
 	return m
 }

@@ -258,6 +258,24 @@ func checkAOF(p string, gen uint64, last bool) (FileCheck, error) {
 		return fc, fmt.Errorf("persist: read %s: %w", p, err)
 	}
 	fc.Records, fc.Good = sc.records, sc.good
+	if sc.txOpen && !sc.badPayload && last && (sc.good != fc.Size || sc.eog == nil) {
+		// The log ends inside a transaction unit (tx.go): a torn tail
+		// from the unit's MULTI record, if the rest is torn too.
+		if sc.good != fc.Size {
+			torn, reason, err := damage(f, fc.Size, sc.good, sc.reason, last)
+			if err != nil {
+				return fc, fmt.Errorf("persist: read %s: %w", p, err)
+			}
+			if !torn {
+				fail(sc.good, reason)
+				return fc, nil
+			}
+		}
+		fc.Records, fc.Good = sc.txRecords, sc.txAt
+		fail(sc.txAt, "the log ends inside a transaction (MULTI without its EXEC record: never acknowledged); start-up cuts it off by itself")
+		fc.Torn = true
+		return fc, nil
+	}
 	if sc.good == fc.Size {
 		if sc.eog != nil {
 			fc.Ended, fc.EndAt = true, sc.eogAt

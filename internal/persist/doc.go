@@ -29,7 +29,11 @@
 //     off with a warning that says how many bytes were dropped; damage
 //     anywhere else stops the start with an error that names the file and
 //     the byte offset ([ErrCorrupt]). Nothing is decoded into the caller's
-//     state before it has passed its checksum.
+//     state before it has passed its checksum. Snapshot entries carry each
+//     key's expire time (format version 2; version 1 files, without times,
+//     are still read): a key whose time has passed is not loaded, and a
+//     live key's time is handed to replay as the record
+//     "PEXPIREAT key unix-ms" right after the key is loaded.
 //   - Nothing is skipped silently. Every generation followed by another
 //     ends with an end-of-generation record (AOF format version 2) naming
 //     the next generation and counting its own records, and dump.pdb

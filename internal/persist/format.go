@@ -13,9 +13,11 @@ const (
 	snapMagic    = "PRBLYPDB" // first 8 bytes of dump.pdb
 	snapEndMagic = "PRBLYEND" // first 8 bytes of the snapshot trailer
 
-	// FormatVersion is the version written into snapshot headers. A
-	// snapshot with another version is refused with ErrVersion.
-	FormatVersion = 1
+	// FormatVersion is the version written into snapshot headers: 2 adds
+	// each entry's expire time. Version 1 snapshots (without expire
+	// times) are still read; other versions are refused with ErrVersion.
+	FormatVersion = 2
+	snapVersion1  = 1
 	// AOFFormatVersion is the version written into AOF headers. Version 2
 	// generations end with an end-of-generation record when another
 	// generation follows them; version 1 files (written before it) have

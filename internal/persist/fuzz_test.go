@@ -46,6 +46,22 @@ func FuzzRecover(f *testing.F) {
 	f.Add(appendEndOfGen(slices.Clone(aof1[:aofHeaderSize]), endOfGen{next: 2, offset: aofHeaderSize}), false)
 	f.Add([]byte{}, false)
 	f.Add([]byte{}, true)
+	// Transaction units (tx.go): complete, cut inside, malformed.
+	txDir := f.TempDir()
+	tdb, _ := open(f, txDir, FsyncNo)
+	appendRec(f, tdb, "SET", "a", "1")
+	tdb.BeginTx()
+	appendRec(f, tdb, "SET", "b", "2")
+	appendRec(f, tdb, "DEL", "a")
+	if _, err := tdb.EndTx(); err != nil {
+		f.Fatal(err)
+	}
+	appendRec(f, tdb, "MULTI")
+	appendRec(f, tdb, "SET", "c", "3")
+	tdb.Close()
+	txAOF := readFile(f, aofPath(txDir, 1))
+	f.Add(txAOF, false)
+	f.Add(txAOF[:len(txAOF)-5], false)
 
 	f.Fuzz(func(t *testing.T, data []byte, asSnapshot bool) {
 		dir := t.TempDir()

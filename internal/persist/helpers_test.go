@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/probly/probly/internal/keyspace"
@@ -65,6 +66,7 @@ func (md *model) replay(args [][]byte) error {
 		md.m[rec[1]] += rec[2]
 	case len(rec) == 2 && rec[0] == "DEL":
 		delete(md.m, rec[1])
+	case len(rec) == 3 && rec[0] == "PEXPIREAT": // recorded only
 	default:
 		return fmt.Errorf("unknown record %q", rec)
 	}
@@ -96,6 +98,12 @@ func (sm storeModel) replay(args [][]byte) error {
 		sm.s.Update(args[1], func(tx *keyspace.Txn) { tx.Set(v) })
 	case len(args) == 2 && string(args[0]) == "DEL":
 		sm.s.Update(args[1], func(tx *keyspace.Txn) { tx.Delete() })
+	case len(args) == 3 && string(args[0]) == "PEXPIREAT":
+		ms, err := strconv.ParseInt(string(args[2]), 10, 64)
+		if err != nil {
+			return err
+		}
+		sm.s.Update(args[1], func(tx *keyspace.Txn) { tx.SetExpire(ms) })
 	default:
 		return fmt.Errorf("unknown record %q", args)
 	}

@@ -154,6 +154,9 @@ type DB struct {
 
 	failed atomic.Pointer[error] // sticky I/O failure (ErrFailed)
 
+	tx      txPhase // the transaction unit being appended (tx.go; under mu)
+	txMulti bool    // its MULTI record was appended (under mu)
+
 	fsyncs     atomic.Uint64 // fsync calls on AOF files
 	fsyncNanos atomic.Uint64 // total time spent in them
 	fsyncMax   atomic.Int64  // longest one, nanoseconds
@@ -279,21 +282,29 @@ func Open(opts Options, decode Decoder, load func(key string, v keyspace.Value) 
 // An error means the record is not in the log, and the caller must not
 // acknowledge the mutation: the server replies with an error. After
 // ErrFailed every Append fails.
-func (d *DB) Append(args [][]byte) (seq uint64, err error) {
+func (d *DB) Append(args [][]byte) (seq uint64, err error) { return d.append(args, false) }
+
+// append is Append; end appends the record that closes a transaction unit
+// (tx.go), and a failure inside a unit marks it broken.
+func (d *DB) append(args [][]byte, end bool) (seq uint64, err error) {
 	psize, err := payloadSize(args)
 	if err != nil {
+		d.breakTx(end)
 		return 0, err
 	}
 	d.mu.Lock()
 	if d.f == nil {
+		d.breakTxLocked(end)
 		d.mu.Unlock()
 		return 0, ErrClosed
 	}
 	if err := d.failure(); err != nil {
+		d.breakTxLocked(end)
 		d.mu.Unlock()
 		return 0, err
 	}
 	if err := d.outOfSync(); err != nil {
+		d.breakTxLocked(end)
 		// The caller may have changed memory before logging (it passed
 		// WriteGate before the failure): that change is in no file either,
 		// so a snapshot whose cut came before this call does not cover it.
@@ -301,6 +312,7 @@ func (d *DB) Append(args [][]byte) (seq uint64, err error) {
 		d.mu.Unlock()
 		return 0, err
 	}
+	d.openTxLocked(end)
 	d.buf = appendFrame(d.buf, args, psize)
 	big := len(d.buf) >= flushAt
 	seq = d.seq.Add(1)

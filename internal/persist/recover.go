@@ -144,9 +144,21 @@ func (d *DB) recover(decode Decoder, load func(string, keyspace.Value) error, re
 		}
 	}
 
+	// A key whose expire time has passed is dropped; a live one's time is
+	// set by replaying its canonical record, PEXPIREAT key unix-ms.
+	now := time.Now().UnixMilli()
 	for _, e := range entries {
+		if e.expire != 0 && now > e.expire {
+			continue
+		}
 		if err := load(e.key, e.value); err != nil {
 			return fmt.Errorf("persist: load key %q from %s: %w", e.key, d.path(snapshotName), err)
+		}
+		if e.expire != 0 {
+			rec := [][]byte{[]byte("PEXPIREAT"), []byte(e.key), strconv.AppendInt(nil, e.expire, 10)}
+			if err := replay(rec); err != nil {
+				return fmt.Errorf("persist: set the expire time of key %q from %s: %w", e.key, d.path(snapshotName), err)
+			}
 		}
 	}
 	entries = nil
@@ -357,6 +369,15 @@ func (d *DB) replayFile(gen uint64, last, nextPending bool, replay func([][]byte
 	}
 	off, n := sc.good, sc.records
 	res.records = n
+	if sc.txOpen && !sc.badPayload && (off != size || (sc.eog == nil && last) || (sc.eog != nil && last && nextPending)) {
+		// A torn tail, or the end of the current generation, inside a
+		// transaction unit: the unit is cut off whole, from its MULTI.
+		return d.cutOpenTx(f, p, sc, size, last, res)
+	}
+	if sc.txOpen && sc.eog != nil {
+		d.log.Warn("persist: a transaction left open at the end of an AOF generation was not applied (its EXEC was never logged)",
+			"file", p, "offset", sc.txAt)
+	}
 	if sc.badPayload {
 		// The checksum matched, so this is not a torn write.
 		return res, fmt.Errorf("%w: %s at byte offset %d (record %d): %s%s",
@@ -437,12 +458,28 @@ type scanResult struct {
 	// at byte offset eogAt; nil if there is none.
 	eog   *endOfGen
 	eogAt int64
+	// txOpen is set when the scan ended inside a transaction unit (tx.go)
+	// whose MULTI record is at byte offset txAt, after txRecords records.
+	txOpen    bool
+	txAt      int64
+	txRecords uint64
+}
+
+// heldRecord is a record of a transaction unit held until its EXEC.
+type heldRecord struct {
+	off  int64
+	args [][]byte
 }
 
 // scanAOF reads the records of AOF generation gen, a file of size bytes
 // whose header has format version, starting just after the header,
 // calling fn (if not nil) for every good command record with its offset;
-// the arguments share a fresh buffer fn may retain. It stops at the end of
+// the arguments share a fresh buffer fn may retain. The records of a
+// transaction unit (MULTI … EXEC, tx.go) are held until its EXEC record
+// and then passed to fn; a unit closed by DISCARD, or still open where the
+// scan ends, is not (scanResult.txOpen says where it began); a MULTI inside
+// a unit, or an EXEC or DISCARD outside one, is damage with a valid
+// checksum (badPayload). It stops at the end of
 // the file, at the first damaged record or at fn's first error. In version
 // 2 a control record (argc 0) must be a valid end-of-generation record for
 // generation gen+1 that matches what precedes it and ends the file. The
@@ -455,6 +492,7 @@ func scanAOF(f *os.File, size int64, gen uint64, version uint16, fn func(off int
 	}
 	off := int64(aofHeaderSize)
 	var hdr [frameHeaderSize]byte
+	var held []heldRecord
 	for off < size {
 		r.good = off
 		rem := size - off
@@ -509,7 +547,31 @@ func scanAOF(f *os.File, size int64, gen uint64, version uint16, fn func(off int
 			r.reason, r.badPayload = err.Error(), true
 			return r, nil
 		}
-		if fn != nil {
+		word := txWord(args)
+		switch {
+		case word == "MULTI" && r.txOpen:
+			r.reason, r.badPayload = fmt.Sprintf("MULTI record inside the transaction begun at byte offset %d", r.txAt), true
+			return r, nil
+		case word == "MULTI":
+			r.txOpen, r.txAt, r.txRecords, held = true, off, r.records, held[:0]
+		case word != "" && !r.txOpen:
+			r.reason, r.badPayload = word+" record outside a transaction", true
+			return r, nil
+		case word != "":
+			if word == "EXEC" && fn != nil {
+				for _, h := range held {
+					if err := fn(h.off, h.args); err != nil {
+						r.cbErr = err
+						return r, nil
+					}
+				}
+			}
+			r.txOpen, held = false, nil
+		case r.txOpen:
+			if fn != nil {
+				held = append(held, heldRecord{off, args})
+			}
+		case fn != nil:
 			if err := fn(off, args); err != nil {
 				r.cbErr = err
 				return r, nil

@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
 	"time"
@@ -23,12 +24,16 @@ import (
 // It returns ErrSnapshotInProgress if another snapshot runs, ErrClosed
 // after Close, and ErrNotMarshaler for a value that cannot be encoded. On
 // failure the previous snapshot and every AOF generation stay in place.
+// Its cut must not fall inside a transaction: the caller holds store's
+// command gate (SAVE runs as a command) or knows that no transaction runs.
+// BGSnapshot and the automatic snapshots take the gate shared for the cut
+// themselves.
 func (d *DB) Snapshot(store *keyspace.Store) error {
 	if err := d.beginSnapshot(store); err != nil {
 		return err
 	}
 	defer d.endSnapshot()
-	return d.snapshot(store, TriggerManual)
+	return d.snapshot(store, TriggerManual, false)
 }
 
 // BGSnapshot starts Snapshot in a goroutine (BGSAVE) and returns at once.
@@ -44,7 +49,7 @@ func (d *DB) bgSnapshot(store *keyspace.Store, trig Trigger) error {
 	}
 	go func() {
 		defer d.endSnapshot()
-		_ = d.snapshot(store, trig) // logged and recorded by snapshot
+		_ = d.snapshot(store, trig, true) // logged and recorded by snapshot
 	}()
 	return nil
 }
@@ -81,7 +86,7 @@ var testHookBeforeRename func() error
 // half written.
 var testHookAfterEntry func(written int)
 
-func (d *DB) snapshot(store *keyspace.Store, trig Trigger) (err error) {
+func (d *DB) snapshot(store *keyspace.Store, trig Trigger, gated bool) (err error) {
 	begin := time.Now()
 	d.lastTry.Store(begin.UnixNano())
 	defer func() {
@@ -116,7 +121,7 @@ func (d *DB) snapshot(store *keyspace.Store, trig Trigger) (err error) {
 	var stall time.Duration
 	for {
 		t0 := time.Now()
-		frozen, err = store.FreezeCOW(func() error {
+		frozen, err = cutAt(store, gated, func() error {
 			var err error
 			cut, err = d.rotate(next)
 			return err
@@ -289,6 +294,19 @@ type rotation struct {
 	writeErrs  uint64 // failed appends before the cut
 }
 
+// cutAt takes a snapshot's cut (store.FreezeCOW running fn). A background
+// cut (gated) holds the store's command gate shared meanwhile, so that it
+// never falls inside a transaction (EXEC holds the gate exclusively).
+// Snapshot (SAVE) runs inside a command, which holds the gate already, and
+// SAVE is refused inside MULTI.
+func cutAt(store *keyspace.Store, gated bool, fn func() error) (*keyspace.Frozen, error) {
+	if gated {
+		store.Shared()
+		defer store.SharedDone()
+	}
+	return store.FreezeCOW(fn)
+}
+
 // rotate runs inside store.Freeze: it writes the buffered records. If the
 // current generation then holds no record, the cut keeps it (the
 // snapshot's next generation is the current one). Otherwise it closes the
@@ -310,6 +328,11 @@ func (d *DB) rotate(next *nextAOF) (rotation, error) {
 	}
 	if err := d.failure(); err != nil {
 		return rotation{}, err
+	}
+	if d.tx != txNone {
+		// The callers keep cuts out of transactions (tx.go): a cut here
+		// would split a unit across generations.
+		return rotation{}, errors.New("persist: internal error: snapshot cut inside a transaction")
 	}
 	if d.off == aofHeaderSize {
 		// Nothing after the header (its header was fsynced when it was
@@ -459,6 +482,7 @@ func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.
 		pre = append(pre, e.Key...)
 		pre = binary.AppendUvarint(pre, uint64(len(typ)))
 		pre = append(pre, typ...)
+		pre = binary.AppendUvarint(pre, uint64(max(e.Expire, 0)))
 		var rh [snapRecHeader]byte
 		binary.LittleEndian.PutUint64(rh[:], uint64(len(pre)+len(data)))
 		binary.LittleEndian.PutUint32(rh[8:], crc32.Update(crc32c(pre), castagnoli, data))
@@ -497,8 +521,9 @@ type snapHeader struct {
 }
 
 type snapEntry struct {
-	key   string
-	value keyspace.Value
+	key    string
+	value  keyspace.Value
+	expire int64 // Unix ms, 0 = none (always 0 in a version 1 file)
 }
 
 // readSnapshot reads and fully verifies a snapshot, decoding every value.
@@ -533,8 +558,9 @@ func readSnapshot(path string, decode Decoder) (snapHeader, []snapEntry, error) 
 	if got, want := binary.LittleEndian.Uint32(hdr[36:]), crc32c(hdr[:36]); got != want {
 		return h, nil, corrupt(0, "header checksum mismatch (stored %08x, computed %08x)", got, want)
 	}
-	if v := binary.LittleEndian.Uint16(hdr[8:]); v != FormatVersion {
-		return h, nil, fmt.Errorf("%w: %s: snapshot format version %d (this build reads %d)", ErrVersion, path, v, FormatVersion)
+	version := binary.LittleEndian.Uint16(hdr[8:])
+	if version != FormatVersion && version != snapVersion1 {
+		return h, nil, fmt.Errorf("%w: %s: snapshot format version %d (this build reads %d and %d)", ErrVersion, path, version, snapVersion1, FormatVersion)
 	}
 	if fl := binary.LittleEndian.Uint16(hdr[10:]); fl != 0 {
 		return h, nil, fmt.Errorf("%w: %s: unknown snapshot flags %#04x", ErrVersion, path, fl)
@@ -586,6 +612,15 @@ func readSnapshot(path string, decode Decoder) (snapHeader, []snapEntry, error) 
 		}
 		typ := string(rest[k2 : k2+int(tlen)])
 		data := rest[k2+int(tlen):]
+		var expire uint64
+		if version >= 2 {
+			var k3 int
+			expire, k3 = binary.Uvarint(data)
+			if k3 <= 0 || expire > math.MaxInt64 {
+				return h, nil, corrupt(off, "entry %d (key %q): bad expire time", i, key)
+			}
+			data = data[k3:]
+		}
 		if i > 0 && key <= prev {
 			return h, nil, corrupt(off, "entry %d: key %q not after %q (keys must be unique and sorted)", i, key, prev)
 		}
@@ -597,7 +632,7 @@ func readSnapshot(path string, decode Decoder) (snapHeader, []snapEntry, error) 
 		if v == nil {
 			return h, nil, corrupt(off, "key %q: decoder returned no value for type %q", key, typ)
 		}
-		entries = append(entries, snapEntry{key: key, value: v})
+		entries = append(entries, snapEntry{key: key, value: v, expire: int64(expire)})
 		off += snapRecHeader + int64(n)
 	}
 	if off != end {

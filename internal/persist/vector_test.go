@@ -3,6 +3,7 @@ package persist
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,8 +27,14 @@ const (
 	aofV1Vector = "5052424c59414f460100000001000000000000002cf3f788" +
 		"090000007edd9041" + "0303534554016b0176"
 	// dump.pdb of generation 2, saved at 1700000000 s, one key "k" of type
-	// "string" whose value bytes are "v".
-	snapVector = "5052424c5950444201000000020000000000000000002a36fe9c97170100000000000000b1c85670" +
+	// "string" whose value bytes are "v" and that expires at 4102444800000
+	// ms (2100-01-01).
+	snapVector = "5052424c5950444202000000020000000000000000002a36fe9c971701000000000000001c238493" +
+		"100000000000000009a5fd94" + "016b06737472696e6780b08fe6b27776" +
+		"5052424c59454e440100000000000000087d0129"
+	// The same file in format version 1 (before expire times), without
+	// the expire time; still read.
+	snapV1Vector = "5052424c5950444201000000020000000000000000002a36fe9c97170100000000000000b1c85670" +
 		"0a000000000000008f5d2e7d" + "016b06737472696e6776" +
 		"5052424c59454e440100000000000000844b6500"
 )
@@ -64,6 +71,9 @@ func TestFormatVectorsMatchDocs(t *testing.T) {
 	if got := docVector(t, "snapshot"); got != snapVector {
 		t.Errorf("docs/FORMATS.md snapshot vector differs from the code:\n doc  %s\n code %s", got, snapVector)
 	}
+	if got := docVector(t, "snapshot-v1"); got != snapV1Vector {
+		t.Errorf("docs/FORMATS.md snapshot version 1 vector differs from the code:\n doc  %s\n code %s", got, snapV1Vector)
+	}
 }
 
 func TestFormatVectors(t *testing.T) {
@@ -83,7 +93,7 @@ func TestFormatVectors(t *testing.T) {
 		t.Fatalf("AOF version 1 encoding changed:\n got %s\nwant %s", got, aofV1Vector)
 	}
 	dir := t.TempDir()
-	p, _, err := writeSnapshot(dir, 2, []keyspace.Entry{{Key: "k", Value: strVal("v")}}, time.Unix(1700000000, 0))
+	p, _, err := writeSnapshot(dir, 2, []keyspace.Entry{{Key: "k", Value: strVal("v"), Expire: 4102444800000}}, time.Unix(1700000000, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,16 +123,20 @@ func TestFormatVectors(t *testing.T) {
 	if len(md.records) != 1 || md.m["k"] != "v" {
 		t.Fatalf("aof-end vector replayed %v", md.records)
 	}
-	snap, _ := hex.DecodeString(snapVector)
-	dir = t.TempDir()
-	writeFile(t, filepath.Join(dir, snapshotName), snap)
-	writeFile(t, aofPath(dir, 2), encodeAOFHeader(2))
-	db, md = open(t, dir, FsyncNo)
-	db.Close()
-	if md.loaded != 1 || md.m["k"] != "v" {
-		t.Fatalf("snapshot vector loaded %v", md.m)
-	}
-	if !bytes.Equal(readFile(t, aofPath(dir, 2)), encodeAOFHeader(2)) {
-		t.Fatal("generation 2 is not a bare header")
+	// The snapshot vectors: version 2 sets k's expire time by replaying
+	// its canonical record; version 1 has none.
+	for v, want := range map[string]string{snapVector: "[[PEXPIREAT k 4102444800000]]", snapV1Vector: "[]"} {
+		snap, _ := hex.DecodeString(v)
+		dir = t.TempDir()
+		writeFile(t, filepath.Join(dir, snapshotName), snap)
+		writeFile(t, aofPath(dir, 2), encodeAOFHeader(2))
+		db, md = open(t, dir, FsyncNo)
+		db.Close()
+		if md.loaded != 1 || md.m["k"] != "v" || fmt.Sprint(md.records) != want {
+			t.Fatalf("snapshot vector loaded %v, replayed %v", md.m, md.records)
+		}
+		if !bytes.Equal(readFile(t, aofPath(dir, 2)), encodeAOFHeader(2)) {
+			t.Fatal("generation 2 is not a bare header")
+		}
 	}
 }

@@ -12,7 +12,7 @@
 //   - tightening 0.5: the first link gets error·0.5 (error·1 if
 //     non-scaling), every further link half the previous one, and
 //     last.entries·expansion items;
-//   - SBChain_Add semantics (bloom.Scalable.AddHash).
+//   - SBChain_Add semantics (bloom.Scalable.TestAndAddHash).
 //
 // It also implements RedisBloom's SCANDUMP/LOADCHUNK wire format (§1.4):
 // a packed little-endian header followed by the raw link bit arrays, and a
@@ -256,7 +256,7 @@ func (c *Chain) AddHashReserve(a, b uint64, reserve func(n uint64) bool) (bool, 
 			return false, ErrOOM
 		}
 	}
-	added, err := c.sc.AddHash(a, b)
+	present, err := c.sc.TestAndAddHash(a, b)
 	if err != nil {
 		if errors.Is(err, bloom.ErrFull) {
 			return false, ErrFull
@@ -264,7 +264,7 @@ func (c *Chain) AddHashReserve(a, b uint64, reserve func(n uint64) bool) (bool, 
 		return false, ErrProblemInserting
 	}
 	c.syncMeta()
-	return added, nil
+	return !present, nil
 }
 
 // GrowthSize returns the bytes the chain's next link would add to

@@ -154,7 +154,7 @@ func (h *parsedHeader) build(budget uint64) (*Chain, error) {
 	links := make([]link, len(h.links))
 	meta := make([]linkMeta, len(h.links))
 	for i, l := range h.links {
-		f, err := bloom.NewWithMK(l.bits, l.hashes)
+		f, err := bloom.NewWithConfig(bloom.Config{M: l.bits, K: l.hashes})
 		if err != nil {
 			return nil, ErrBadData
 		}

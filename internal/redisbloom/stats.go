@@ -8,26 +8,15 @@ type Stats struct {
 	Bytes    uint64 // Σ bit-array bytes
 	// FillRatio is the fraction of all bits set, over every sub-filter.
 	FillRatio float64
-	// EstimatedFPR is the compound false-positive rate estimated from the
-	// fill of every sub-filter: 1 − Π(1 − fill_i^k_i).
-	EstimatedFPR float64
+	// FPR is the compound false-positive rate estimated from the fill of
+	// every sub-filter: 1 − Π(1 − fill_i^k_i).
+	FPR float64
 }
 
-// Stats returns the chain's statistics. Cost: one population count over
-// every sub-filter's bits (m/64 words); call it under the key's read lock.
+// Stats returns the chain's statistics (bloom.Scalable.Stats). Cost: one
+// population count over every sub-filter's bits (m/64 words); call it
+// under the key's read lock.
 func (c *Chain) Stats() Stats {
-	st := Stats{Items: raw.N(c.sc), Capacity: raw.Capacity(c.sc), Filters: raw.NumLinks(c.sc), Bytes: raw.Bytes(c.sc)}
-	var set, bits uint64
-	q := 1.0
-	for _, l := range raw.Links(c.sc) {
-		s := l.Filter.Stats()
-		set += s.SetBits
-		bits += s.M
-		q *= 1 - s.EstimatedFPR
-	}
-	if bits > 0 {
-		st.FillRatio = float64(set) / float64(bits)
-	}
-	st.EstimatedFPR = 1 - q
-	return st
+	s := c.sc.Stats()
+	return Stats{Items: s.N, Capacity: s.Capacity, Filters: raw.NumLinks(c.sc), Bytes: s.Bytes, FillRatio: s.FillRatio, FPR: s.FPR}
 }

@@ -235,7 +235,7 @@ func (s *Server) infoStats(b *infoBuf) {
 	b.kv("total_net_output_bytes", s.stats.out.Load())
 	b.kv("rejected_connections", s.stats.rejected.Load())
 	b.kv("total_error_replies", s.stats.errors.Load())
-	b.kv("expired_keys", 0)
+	b.kv("expired_keys", s.store.ExpiredKeys())
 	b.kv("evicted_keys", 0)
 	b.kv("evicted_clients", s.stats.evicted.Load())
 	b.kv("keyspace_hits", 0)
@@ -274,7 +274,8 @@ func (s *Server) infoCluster(b *infoBuf) {
 
 func (s *Server) infoKeyspace(b *infoBuf) {
 	if n := s.store.Len(); n > 0 {
-		b.kv("db0", "keys="+strconv.Itoa(n)+",expires=0,avg_ttl=0")
+		exp, avg := s.store.ExpireStats()
+		b.kv("db0", "keys="+strconv.Itoa(n)+",expires="+strconv.Itoa(exp)+",avg_ttl="+strconv.FormatInt(avg, 10))
 	}
 }
 

@@ -59,6 +59,10 @@
 //     subcommand, then arity, then NOAUTH.
 //   - Shutdown stops accepting, lets every connection finish the batch it
 //     is executing (replies included) and closes the connections.
+//   - Transactions (MULTI/EXEC/DISCARD/WATCH/UNWATCH, tx.go): every
+//     command holds the store's command gate shared while it runs; EXEC
+//     holds it exclusively, so a transaction never interleaves with
+//     another command.
 //
 // It does not use redcon.Server: redcon's connection loop would let the
 // parser's integer overflow on "$9223372036854775807" panic the process.
@@ -224,6 +228,7 @@ type Server struct {
 	obs        Observer
 	mem        memTracker
 	guard      func(key []byte) bool // SetWriteGuard; nil = every key writable
+	execSpec   *command.Spec         // EXEC's, which takes the command gate itself
 
 	mu         sync.Mutex
 	ln         net.Listener
@@ -299,6 +304,8 @@ func New(opts Options) (*Server, error) {
 		conns:   map[*client]struct{}{},
 		obs:     opts.Observer,
 		guard:   opts.WriteGuard,
+
+		execSpec: opts.Table.Lookup([]byte("exec")),
 
 		evictCh:       make(chan struct{}, 1),
 		stopReap:      make(chan struct{}),
@@ -480,9 +487,8 @@ func (s *Server) SetPersist(p Persister) {
 // The check is in dispatch, the one path of client commands, after the
 // arity, NOAUTH and OOM checks (Redis's order). Commands run through the
 // table directly (AOF replay, the follower's own writes) are not checked.
-// A future MULTI/EXEC that queues and runs commands through dispatch gets
-// the check per command; one that runs queued handlers itself must call
-// the guard when queuing, so that EXEC is refused whole (all or nothing).
+// Inside MULTI the check is made when a command is queued: a refused one
+// makes EXEC answer EXECABORT, so a transaction is refused whole (tx.go).
 //
 // owns is called on the connection goroutines, concurrently, once per
 // written key of every write command: it must be safe for concurrent use,
@@ -707,6 +713,10 @@ type client struct {
 	unlogged bool
 	// abort is set by a cross-protocol request: close without replying.
 	abort bool
+	// gated is set while the running command holds the command gate
+	// shared (Admit takes it, dispatch releases it).
+	gated bool
+	tx    txState // MULTI/EXEC/WATCH (tx.go)
 
 	// Housekeeping (clients.go). bufCap is rd's buffer capacity at the
 	// last read (this goroutine only); held is what the connection counts
@@ -728,6 +738,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		Authed: s.pass == "",
 		Addr:   nc.RemoteAddr().String(),
 	}
+	c.conn.Tx = c
 	c.g = &guard{r: nc, lim: &s.lim, in: &s.stats.in, c: c}
 	if !c.conn.Authed {
 		c.g.authed = &c.conn.Authed
@@ -746,12 +757,13 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.res.m = &s.mem
 	c.ctx = command.Ctx{R: &c.reply, Store: s.store, Config: s.cfg, Conn: &c.conn, Server: s,
 		ReserveMem: c.res.reserve}
-	c.policy = command.Policy{Admit: c, Unknown: c.unknown}
+	c.policy = command.Policy{Admit: c, Unknown: c.unknown} // Queue: set by MULTI (tx.go)
 	return c
 }
 
 func (c *client) serve() {
 	defer c.s.remove(c)
+	defer c.endTx() // unregisters the watched keys
 	defer c.closeBuffers()
 	defer c.nc.Close()
 	if c.rec != nil {
@@ -908,9 +920,16 @@ func (c *client) exec(args [][]byte) {
 // server's admission checks (admit) and returns its registered name (or
 // UnknownCommand).
 func (c *client) dispatch(args [][]byte) string {
+	if isExec(args[0]) && (len(args) != 1 || !c.conn.Authed) {
+		c.refuseExec(len(args))
+		return "exec"
+	}
 	c.ctx.Args = args
-	o := c.s.table.Run(&c.ctx, &c.policy)
+	o := c.run()
 	c.ctx.Args = nil
+	if c.tx.multi && !o.Ran && !o.Queued {
+		c.tx.failed = true // refused while queuing: EXEC aborts
+	}
 	if !o.Ran {
 		if o.Spec == nil {
 			return UnknownCommand
@@ -939,16 +958,50 @@ func (c *client) unknown(ctx *command.Ctx) bool {
 	return true
 }
 
-// Admit is the server's command.Policy.Admit: AUTH, maxmemory and the
-// write guard, in that order, between the arity check and the handler.
+// run runs c.ctx.Args through the table and releases the command gate if
+// Admit took it, also when the handler panics.
+func (c *client) run() command.Outcome {
+	defer c.ungate()
+	return c.s.table.Run(&c.ctx, &c.policy)
+}
+
+// ungate releases the command gate if the running command holds it.
+func (c *client) ungate() {
+	if c.gated {
+		c.gated = false
+		c.s.store.SharedDone()
+	}
+}
+
+// Admit is the server's command.Policy.Admit: AUTH, no_multi inside
+// MULTI, maxmemory and the write guard, in that order, between the arity
+// check and the handler. A command it admits takes the command gate
+// shared (dispatch releases it), except EXEC, which takes it exclusively
+// itself, and blocking commands, which touch no key and must not hold up
+// a transaction while they wait.
 func (c *client) Admit(ctx *command.Ctx, spec *command.Spec) string {
+	if msg := c.admit(spec, ctx.Args); msg != "" {
+		return msg
+	}
+	if spec.Flags&command.FlagBlocking == 0 && spec != c.s.execSpec {
+		c.s.store.Shared()
+		c.gated = true
+	}
+	return ""
+}
+
+func (c *client) admit(spec *command.Spec, args [][]byte) string {
 	switch {
 	case !c.conn.Authed && spec.Flags&command.FlagNoAuth == 0:
 		return noAuthMsg
-	case spec.Flags&command.FlagDenyOOM != 0 && c.s.mem.over():
+	case c.tx.multi && spec.Flags&command.FlagNoMulti != 0:
+		return errNoMulti
+	// Inside MULTI every command but EXEC, DISCARD, QUIT and RESET is
+	// refused over maxmemory (Redis: the queue itself takes memory).
+	case (spec.Flags&command.FlagDenyOOM != 0 || c.tx.multi && queuesUnderOOM(spec)) && c.s.mem.over():
 		return oomMsg
 	// The write guard (SetWriteGuard): one branch when none is set.
-	case c.s.guard != nil && spec.Flags&command.FlagWrite != 0 && writesGuarded(c.s.guard, spec, ctx.Args):
+	case c.s.guard != nil && spec.Flags&command.FlagWrite != 0 && writesGuarded(c.s.guard, spec, args):
 		return readOnlyMsg
 	}
 	return ""

@@ -3,7 +3,7 @@
 // files: package-level functions with an exported name, and methods with an
 // exported name on an exported receiver type (methods of unexported types
 // are not part of the API). Issue 14 sets the targets: bloom ≤ 100,
-// cuckoo ≤ 35, hll ≤ 25 (issue 17: tdigest ≤ 30); exports_test.go checks the packages whose target
+// cuckoo ≤ 35, hll ≤ 25; exports_test.go checks the packages whose target
 // is met.
 //
 // Usage, from the repository root:
@@ -27,14 +27,14 @@ import (
 )
 
 // targets are issue 14's limits per package directory.
-var targets = map[string]int{"bloom": 100, "cuckoo": 35, "hll": 25, "tdigest": 30}
+var targets = map[string]int{"bloom": 100, "cuckoo": 35, "hll": 25, "topk": 20, "cms": 25, "tdigest": 30}
 
 func main() {
 	verbose := flag.Bool("v", false, "list the exported names")
 	flag.Parse()
 	dirs := flag.Args()
 	if len(dirs) == 0 {
-		dirs = []string{"bloom", "cuckoo", "hll", "tdigest"}
+		dirs = []string{"bloom", "cuckoo", "hll", "topk", "cms", "tdigest"}
 	}
 	status := 0
 	for _, d := range dirs {

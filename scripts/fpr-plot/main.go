@@ -30,7 +30,7 @@
 // n keys fill four sub-filters) cannot be given a size: for each target
 // rate p0 from 0.3 down to 1e-4 it adds the n keys and is plotted at the
 // bits per key it grew to. Its theory is the compound 1 − Π(1 − fill_i^k_i)
-// of its sub-filters (Scalable.EstimatedFPR).
+// of its sub-filters (Scalable.FPR).
 package main
 
 import (
@@ -99,7 +99,7 @@ func main() {
 		// classic
 		m := uint64(math.Round(b * nf))
 		k := uint32(max(1, math.Round(b*math.Ln2)))
-		f, err := bloom.NewWithMK(m, k)
+		f, err := bloom.NewWithConfig(bloom.Config{M: m, K: k})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func main() {
 		layouts[0].points = append(layouts[0].points, point{b, meas, th})
 		// sbbf
 		blocks := uint64(math.Ceil(b * nf / 256))
-		s, err := bloom.NewSBBFBlocks(blocks)
+		s, err := bloom.NewSBBFWithConfig(bloom.SBBFConfig{Blocks: blocks})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func main() {
 		// counting
 		mc := uint64(math.Round(b / 4 * nf))
 		kc := uint32(max(1, math.Round(b/4*math.Ln2)))
-		c, err := bloom.NewCountingWithMK(mc, kc)
+		c, err := bloom.NewCountingWithConfig(bloom.CountingConfig{M: mc, K: kc})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -126,7 +126,11 @@ func main() {
 		layouts[2].points = append(layouts[2].points, point{4 * float64(mc) / nf, meas, th})
 		// stable
 		ms := uint64(math.Round(b / 2 * nf))
-		st, err := bloom.NewStable(ms, 2, math.Pow(1-math.Exp(-float64(k)*nf/float64(m)), float64(k)))
+		ks, dec, err := raw.StableSizing(ms, 2, math.Pow(1-math.Exp(-float64(k)*nf/float64(m)), float64(k)))
+		if err != nil {
+			log.Fatal(err)
+		}
+		st, err := bloom.NewStableWithConfig(bloom.StableConfig{M: ms, CellBits: 2, K: ks, Decrements: dec})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -144,12 +148,12 @@ func main() {
 			log.Fatal(err)
 		}
 		meas := measure(func(x []byte) {
-			if _, err := sc.Add(x); err != nil {
+			if err := sc.Add(x); err != nil {
 				log.Fatal(err)
 			}
 		}, sc)
 		bpk := 8 * float64(sc.Stats().Bytes) / float64(*n)
-		layouts[4].points = append(layouts[4].points, point{bpk, meas, sc.Stats().EstimatedFPR})
+		layouts[4].points = append(layouts[4].points, point{bpk, meas, sc.Stats().FPR})
 		fmt.Fprintf(os.Stderr, "scalable p0 %g: %d sub-filters, %.1f bits/key, measured %.3g\n", p0, raw.NumLinks(sc), bpk, meas)
 	}
 	svg := render(layouts, *n, *probes)

@@ -103,10 +103,13 @@ func index(tab *command.Table) []byte {
 	sections := []section{
 		{"Bloom filter (RedisBloom)", module("bf.")},
 		{"Cuckoo filter (RedisBloom)", module("cf.")},
+		{"Count-min sketch (RedisBloom)", module("cms.")},
+		{"Top-k (RedisBloom)", module("topk.")},
 		{"t-digest (RedisBloom)", module("tdigest.")},
 		{"HyperLogLog", group(command.GroupHyperLogLog)},
 		{"Strings", group(command.GroupString)},
 		{"Keys", group(command.GroupGeneric)},
+		{"Transactions", group(command.GroupTransactions)},
 		{"Connection", group(command.GroupConnection)},
 		{"Server", group(command.GroupServer)},
 		{"Internal (log records: recovery and the follower run them; clients get \"unknown command\")",

@@ -5,9 +5,11 @@ package binfmttest
 import (
 	"bytes"
 	"encoding"
+	"encoding/hex"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -107,4 +109,28 @@ func BenchEncoding(b *testing.B, v Codec, fresh func() Codec) {
 			}
 		}
 	})
+}
+
+// DocVector returns the bytes of the hex block that follows
+// "<!-- test-vector: name -->" in the Markdown file at path (a fenced code
+// block of hex byte pairs, whitespace ignored), failing t if there is none.
+func DocVector(t testing.TB, path, name string) []byte {
+	t.Helper()
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+	_, after, ok := strings.Cut(string(doc), "<!-- test-vector: "+name+" -->")
+	if !ok {
+		t.Fatalf("%s has no test vector %q", path, name)
+	}
+	parts := strings.SplitN(after, "```", 3)
+	if len(parts) < 3 {
+		t.Fatalf("test vector %q is not followed by a code block", name)
+	}
+	b, err := hex.DecodeString(strings.Join(strings.Fields(parts[1]), ""))
+	if err != nil {
+		t.Fatalf("test vector %q: %v", name, err)
+	}
+	return b
 }

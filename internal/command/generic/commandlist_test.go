@@ -109,6 +109,7 @@ func TestCommandListCount(t *testing.T) {
 		{[]string{"filterby", "module", "other"}, nil},
 		{[]string{"FILTERBY", "ACLCAT", "bloom"}, bloom},
 		{[]string{"FILTERBY", "ACLCAT", "HyperLogLog"}, hll},
+		{[]string{"FILTERBY", "ACLCAT", "topk"}, []string{"topk.add", "topk.count", "topk.incrby", "topk.info", "topk.list", "topk.query", "topk.reserve"}},
 		{[]string{"FILTERBY", "ACLCAT", "nosuch"}, nil},
 		{[]string{"FILTERBY", "PATTERN", "CONFIG|*"}, []string{"config|get", "config|help", "config|resetstat", "config|set"}},
 	} {
@@ -118,7 +119,7 @@ func TestCommandListCount(t *testing.T) {
 			t.Errorf("COMMAND LIST %q = %q, want %q", c.args, got, c.want)
 		}
 	}
-	if len(module) != 25 || len(bloom) != 11 {
+	if len(module) != 38 || len(bloom) != 11 { // 11 BF.*, 14 CF.*, 7 TOPK.*, 6 CMS.*
 		t.Errorf("%d module commands, %d Bloom commands", len(module), len(bloom))
 	}
 	for _, args := range [][]string{{"LIST", "FILTERBY"}, {"LIST", "FILTERBY", "FOO", "x"}, {"LIST", "x"}} {

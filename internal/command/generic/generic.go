@@ -3,11 +3,13 @@
 // connection commands (PING, ECHO, HELLO, AUTH, QUIT, SELECT, CLIENT),
 // introspection (COMMAND, INFO, CONFIG, MEMORY USAGE, MODULE LIST, TIME),
 // key-space commands (DBSIZE, DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN,
-// FLUSHALL, FLUSHDB) and persistence commands (SAVE, BGSAVE, LASTSAVE).
+// FLUSHALL, FLUSHDB), key expiry (EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT,
+// TTL, PTTL, EXPIRETIME, PEXPIRETIME, PERSIST; expire.go) and persistence
+// commands (SAVE, BGSAVE, LASTSAVE).
 //
 // Replies and error strings follow Redis 7 byte for byte where clients can
 // observe them; see /work/shared/spec/redis-compat.md and DESIGN.md
-// ("Server"). There is a single database (SELECT 0 only) and no key expiry.
+// ("Server"). There is a single database (SELECT 0 only).
 //
 // Mutations (DEL, UNLINK, FLUSHALL, FLUSHDB) log their records through the
 // key space and set Ctx.Seq so the server waits for durability before
@@ -36,6 +38,9 @@ const (
 func Register(t *command.Table, cfg *config.Registry) {
 	_ = cfg
 	t.Add(specs()...)
+	t.Add(keySpecs()...)
+	t.Add(txSpecs()...)
+	t.Add(expireSpecs()...)
 }
 
 // lower returns b lowercased as a string (option keywords).
@@ -270,8 +275,14 @@ func clientSetInfo(c *command.Ctx) {
 
 func clientInfo(c *command.Ctx) {
 	cn := c.Conn
+	flags, multi := "N", -1
+	if cn.Tx != nil {
+		if multi = cn.Tx.Queued(); multi >= 0 {
+			flags = "x" // inside MULTI, or EXEC running the queue
+		}
+	}
 	verbatim(c.R, "id="+strconv.FormatInt(cn.ID, 10)+" addr="+cn.Addr+" name="+cn.Name+
-		" db=0 flags=N sub=0 psub=0 ssub=0 multi=-1 cmd=client|info user=default redir=-1 resp="+
+		" db=0 flags="+flags+" sub=0 psub=0 ssub=0 multi="+strconv.Itoa(multi)+" cmd=client|info user=default redir=-1 resp="+
 		strconv.Itoa(cn.Proto)+" lib-name="+cn.LibName+" lib-ver="+cn.LibVer+"\n")
 }
 

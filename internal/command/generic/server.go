@@ -45,6 +45,12 @@ func bgsave(c *command.Ctx) {
 		c.R.Error("ERR " + err.Error())
 		return
 	}
+	if c.Conn.Tx != nil && c.Conn.Tx.Executing() {
+		// Redis: the snapshot starts after the transaction (the cut is
+		// never inside one).
+		c.R.SimpleString("Background saving scheduled")
+		return
+	}
 	c.R.SimpleString("Background saving started")
 }
 

@@ -13,8 +13,10 @@
 // the command table against the previous state, reproduces the bytes
 // exactly, whatever hll-sparse-max-bytes is at replay time:
 //
-//	SET key <bytes>
-//	    the whole new value, logged *before* it is installed. Used whenever
+//	SET key <bytes> KEEPTTL
+//	    the whole new value, logged *before* it is installed (KEEPTTL: the
+//	    key keeps its expire time, as in Redis, where these commands change
+//	    the value in place). Used whenever
 //	    the result depends on hll-sparse-max-bytes or is a new buffer: PFADD
 //	    on a missing or sparse key (including a sparse→dense promotion and
 //	    the partial change before an INVALIDOBJ), PFMERGE, and the
@@ -73,6 +75,7 @@ const (
 // Canonical record names.
 var (
 	recSet     = []byte("SET")
+	recKeepTTL = []byte("KEEPTTL")
 	recPFAdd   = []byte("PFADD")
 	recPFCount = []byte("PFCOUNT")
 )
@@ -164,7 +167,7 @@ func (h *handlers) pfadd(c *command.Ctx) {
 			if !reserveBuf(c, key, s, out) {
 				return command.ErrOOM
 			}
-			if tx.Log(recSet, key, out) != nil {
+			if tx.Log(recSet, key, out, recKeepTTL) != nil {
 				return ""
 			}
 			s.B = out
@@ -312,7 +315,7 @@ func (h *handlers) pfmerge(c *command.Ctx) {
 		if !reserveBuf(c, dest, s, out) {
 			return command.ErrOOM
 		}
-		if tx.Log(recSet, dest, out) != nil {
+		if tx.Log(recSet, dest, out, recKeepTTL) != nil {
 			return ""
 		}
 		if s != nil {
@@ -392,7 +395,7 @@ func (h *handlers) pfdebug(c *command.Ctx) {
 				if !reserveBuf(c, key, s, dense) {
 					return command.ErrOOM
 				}
-				if tx.Log(recSet, key, dense) != nil {
+				if tx.Log(recSet, key, dense, recKeepTTL) != nil {
 					return ""
 				}
 				s.B = dense

@@ -6,8 +6,9 @@ import (
 	"github.com/probly/probly/internal/command/commandtest"
 )
 
-// diffScript is every string-command case whose reply probly shares with
-// Redis (everything but a valid expiry, which probly refuses).
+// diffScript is a fixed list of string-command cases (the expiry options
+// and commands have their own random differential test,
+// TestExpiryDifferentialRedis in package generic).
 func diffScript() [][]string {
 	all := make([]byte, 256)
 	for i := range all {
@@ -25,6 +26,8 @@ func diffScript() [][]string {
 		{"SET", "k", "v", "EX", "abc"}, {"SET", "k", "v", "EX", "0"}, {"SET", "k", "v", "PX", "-1"},
 		{"SET", "k", "v", "EX", "9223372036854776"}, {"SET", "k", "v", "PX", "9223372036854775807"},
 		{"SET", "k", "v", "EX", "+1"}, {"SET", "k", "v", "EX", "01"}, {"SET", "k", "v", "EX", "abc", "FOO"},
+		{"SET", "k", "v", "EX", "100"}, {"SET", "k", "v", "PXAT", "1"}, {"GET", "k"}, {"SETEX", "k", "100", "w"},
+		{"GETEX", "k", "PERSIST"}, {"GETEX", "k", "EXAT", "1"}, {"GETDEL", "k"}, {"PSETEX", "k", "0", "v"},
 		{"GET", "k"},
 		{"SET", "bin", "a\r\nb\x00c"}, {"GET", "bin"}, {"STRLEN", "bin"},
 		{"SET", "all", string(all)}, {"GET", "all"}, {"GETRANGE", "all", "100", "120"},

@@ -16,6 +16,14 @@ func specs() []*command.Spec {
 	const rangeComplexity = "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings."
 	rangeArgs := []command.Arg{{Name: "key", Type: command.ArgKey}, {Name: "start", Type: command.ArgInteger},
 		{Name: "end", Type: command.ArgInteger}}
+	// SETEX and PSETEX differ in their unit.
+	setexSpec := func(name, summary, since, unit string, seconds bool) *command.Spec {
+		return &command.Spec{Name: name, Arity: 4, Flags: w | deny, ACL: command.ACLString, Handler: setex(name, seconds),
+			Keys: []command.KeySpec{{Flags: command.KeyOW | command.KeyUpdate, Begin: 1}},
+			Doc: command.Doc{Summary: summary, Since: since, Group: command.GroupString, Complexity: "O(1)",
+				Args: []command.Arg{{Name: "key", Type: command.ArgKey}, {Name: unit, Type: command.ArgInteger},
+					{Name: "value", Type: command.ArgString}}}}
+	}
 	return []*command.Spec{
 		{Name: "get", Arity: 2, Flags: ro | fast, ACL: command.ACLString, Handler: get,
 			Keys: []command.KeySpec{{Flags: command.KeyRO | command.KeyAccess, Begin: 1}},
@@ -52,6 +60,33 @@ func specs() []*command.Spec {
 						{Name: "unix-time-milliseconds", Type: command.ArgUnixTime, Token: "PXAT", Since: "6.2.0"},
 						{Name: "keepttl", Type: command.ArgPureToken, Token: "KEEPTTL", Since: "6.0.0"},
 					}},
+				},
+			}},
+		setexSpec("setex", "Set the value and expiration of a key", "2.0.0", "seconds", true),
+		setexSpec("psetex", "Set the value and expiration in milliseconds of a key", "2.6.0", "milliseconds", false),
+		{Name: "getex", Arity: -2, Flags: w | fast, ACL: command.ACLString, Handler: getex,
+			Keys: []command.KeySpec{{Notes: "RW and UPDATE because it changes the TTL", Flags: command.KeyRW | command.KeyAccess | command.KeyUpdate, Begin: 1}},
+			Doc: command.Doc{
+				Summary: "Get the value of a key and optionally set its expiration", Since: "6.2.0", Group: command.GroupString,
+				Complexity: "O(1)",
+				Args: []command.Arg{
+					{Name: "key", Type: command.ArgKey},
+					{Name: "expiration", Type: command.ArgOneOf, Flags: command.ArgOptional, Args: []command.Arg{
+						{Name: "seconds", Type: command.ArgInteger, Token: "EX"},
+						{Name: "milliseconds", Type: command.ArgInteger, Token: "PX"},
+						{Name: "unix-time-seconds", Type: command.ArgUnixTime, Token: "EXAT"},
+						{Name: "unix-time-milliseconds", Type: command.ArgUnixTime, Token: "PXAT"},
+						{Name: "persist", Type: command.ArgPureToken, Token: "PERSIST"},
+					}},
+				},
+			}},
+		{Name: "getdel", Arity: 2, Flags: w | fast, ACL: command.ACLString, Handler: getdel,
+			Keys: []command.KeySpec{{Flags: command.KeyRW | command.KeyAccess | command.KeyDelete, Begin: 1}},
+			Doc: command.Doc{
+				Summary: "Get the value of a key and delete the key", Since: "6.2.0", Group: command.GroupString,
+				Complexity: "O(1)",
+				Args: []command.Arg{
+					{Name: "key", Type: command.ArgKey},
 				},
 			}},
 		{Name: "append", Arity: 3, Flags: w | deny | fast, ACL: command.ACLString, Handler: appendCmd,

@@ -1,6 +1,7 @@
-// Package str implements the binary-safe Redis string commands GET, SET,
-// APPEND, SETRANGE, GETRANGE (and its old name SUBSTR) and STRLEN with
-// Redis 7 replies and error strings. A Redis HyperLogLog is an ordinary
+// Package str implements the binary-safe Redis string commands GET, SET
+// (with EX, PX, EXAT, PXAT, KEEPTTL, NX, XX, GET), SETEX, PSETEX, GETEX,
+// GETDEL, APPEND, SETRANGE, GETRANGE (and its old name SUBSTR) and STRLEN
+// with Redis 7 replies and error strings. A Redis HyperLogLog is an ordinary
 // string (spec redis-compat.md §4.2), so these commands read and write HLL
 // values too: GET returns an HLL's exact bytes, SET installs bytes taken
 // from Redis, and SETRANGE/APPEND can corrupt one (the PF* commands detect
@@ -11,11 +12,6 @@
 //
 // Differences from Redis:
 //
-//   - probly has no key expiry. SET accepts KEEPTTL (a no-op: no key has a
-//     TTL) and validates EX/PX/EXAT/PXAT exactly as Redis does (syntax,
-//     "value is not an integer or out of range", "invalid expire time in
-//     'set' command"), but a valid expiry is refused with
-//     "ERR probly does not support key expiry" instead of being applied.
 //   - No string may grow past strval.MaxLen (512 MiB), nor past a lower
 //     proto-max-bulk-len setting: APPEND and SETRANGE answer
 //     "ERR string exceeds maximum allowed size (proto-max-bulk-len)" as
@@ -31,6 +27,11 @@
 // reproduces the state byte for byte:
 //
 //	SET key value            (options dropped: their effect is decided)
+//	SET key value PXAT ms    (SET with EX/PX/EXAT/PXAT, SETEX, PSETEX: absolute time)
+//	SET key value KEEPTTL    (SET … KEEPTTL: the key keeps its expire time)
+//	PEXPIREAT key ms         (GETEX with a time)
+//	PERSIST key              (GETEX PERSIST that removed a time)
+//	DEL key                  (GETDEL; GETEX with an EXAT/PXAT time not in the future)
 //	APPEND key chunk         (not logged when chunk is empty and the key exists)
 //	SETRANGE key offset value (not logged when value is empty: no change)
 //
@@ -38,11 +39,12 @@
 package str
 
 import (
+	"math"
 	"strconv"
-	"time"
 
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/argparse"
+	"github.com/probly/probly/internal/command/generic"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/strval"
@@ -55,8 +57,6 @@ const (
 	errNotInteger = "ERR value is not an integer or out of range"
 	errOffset     = "ERR offset is out of range"
 	errTooBig     = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
-	errExpireTime = "ERR invalid expire time in 'set' command"
-	errNoExpiry   = "ERR probly does not support key expiry"
 )
 
 // Canonical record names.
@@ -64,6 +64,11 @@ var (
 	recSet      = []byte("SET")
 	recAppend   = []byte("APPEND")
 	recSetRange = []byte("SETRANGE")
+	recPXAT     = []byte("PXAT")
+	recKeepTTL  = []byte("KEEPTTL")
+	recDel      = []byte("DEL")
+	recPexpAt   = []byte("PEXPIREAT")
+	recPersist  = []byte("PERSIST")
 )
 
 // Register adds the string commands to t. They have no settings; cfg is
@@ -72,6 +77,7 @@ var (
 func Register(t *command.Table, cfg *config.Registry) {
 	_ = cfg
 	t.Add(specs()...)
+	t.Add(counterSpecs()...)
 }
 
 // maxLen is the longest string APPEND and SETRANGE may produce: the
@@ -176,12 +182,12 @@ func strlen(c *command.Ctx) {
 	})
 }
 
-// setFlags are SET's options.
+// setFlags are SET's options (and GETEX's: expire and persist).
 type setFlags struct {
-	nx, xx, get, keepTTL bool
-	expire               []byte // EX/PX/EXAT/PXAT argument, nil if none
-	unitSeconds          bool   // EX or EXAT
-	relative             bool   // EX or PX
+	nx, xx, get, keepTTL, persist bool
+	expire                        []byte // EX/PX/EXAT/PXAT argument, nil if none
+	unitSeconds                   bool   // EX or EXAT
+	relative                      bool   // EX or PX
 }
 
 // cstr returns a up to its first NUL byte: Redis compares option names as
@@ -212,24 +218,27 @@ func isWord(a []byte, w string) bool {
 	return true
 }
 
-// parseSetFlags is Redis 7's parseExtendedStringArgumentsOrReply for SET:
-// conflicting options, unknown words and an expiry without its argument
-// are syntax errors.
-func parseSetFlags(args [][]byte) (setFlags, bool) {
+// parseSetFlags is Redis 7's parseExtendedStringArgumentsOrReply for SET
+// (getex false) or GETEX (getex true: only EX, PX, EXAT, PXAT and
+// PERSIST): conflicting options, unknown words and an expiry without its
+// argument are syntax errors.
+func parseSetFlags(args [][]byte, getex bool) (setFlags, bool) {
 	var f setFlags
 	haveExpire := false
 	for j := 0; j < len(args); j++ {
 		hasNext := j < len(args)-1
 		switch a := args[j]; {
-		case isWord(a, "NX") && !f.xx:
+		case isWord(a, "NX") && !f.xx && !getex:
 			f.nx = true
-		case isWord(a, "XX") && !f.nx:
+		case isWord(a, "XX") && !f.nx && !getex:
 			f.xx = true
-		case isWord(a, "GET"):
+		case isWord(a, "GET") && !getex:
 			f.get = true
-		case isWord(a, "KEEPTTL") && !haveExpire:
+		case isWord(a, "KEEPTTL") && !haveExpire && !getex:
 			f.keepTTL = true
-		case (isWord(a, "EX") || isWord(a, "PX") || isWord(a, "EXAT") || isWord(a, "PXAT")) && !f.keepTTL && hasNext:
+		case isWord(a, "PERSIST") && !haveExpire && getex:
+			f.persist = true
+		case (isWord(a, "EX") || isWord(a, "PX") || isWord(a, "EXAT") || isWord(a, "PXAT")) && !f.keepTTL && !f.persist && hasNext:
 			// Redis allows repeating the same expiry option (the last one
 			// wins) but not mixing two different ones.
 			sec := isWord(a, "EX") || isWord(a, "EXAT")
@@ -247,40 +256,61 @@ func parseSetFlags(args [][]byte) (setFlags, bool) {
 	return f, true
 }
 
-// checkExpire validates an expiry argument as Redis's
-// getExpireMillisecondsOrReply does and returns the error reply: probly
-// refuses every valid expiry.
-func checkExpire(f setFlags) string {
+// expireAt converts an expiry argument into an absolute time in Unix
+// milliseconds as Redis's getExpireMillisecondsOrReply does, or returns
+// the error reply for the command named name (a time that is not
+// positive or overflows).
+func expireAt(c *command.Ctx, f setFlags, name string) (int64, string) {
 	ms, ok := argparse.Int(f.expire)
 	if !ok {
-		return errNotInteger
+		return 0, errNotInteger
 	}
-	const maxInt64 = 1<<63 - 1
-	if ms <= 0 || (f.unitSeconds && ms > maxInt64/1000) {
-		return errExpireTime
+	if ms <= 0 || (f.unitSeconds && ms > math.MaxInt64/1000) {
+		return 0, generic.ErrExpireTime(name)
 	}
 	if f.unitSeconds {
 		ms *= 1000
 	}
 	if f.relative {
-		if now := time.Now().UnixMilli(); ms > maxInt64-now {
-			return errExpireTime // Redis: the sum overflows
+		now := c.Store.Now()
+		if ms > math.MaxInt64-now {
+			return 0, generic.ErrExpireTime(name) // Redis: the sum overflows
 		}
+		ms += now
 	}
-	return errNoExpiry
+	return ms, ""
 }
 
 // SET key value [NX|XX] [GET] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]
 func set(c *command.Ctx) {
-	key, val := c.Args[1], c.Args[2]
-	f, ok := parseSetFlags(c.Args[3:])
+	f, ok := parseSetFlags(c.Args[3:], false)
 	if !ok {
 		c.R.Error(errSyntax)
 		return
 	}
+	setGeneric(c, "set", c.Args[1], c.Args[2], f)
+}
+
+// SETEX key seconds value and PSETEX key milliseconds value: SET key value
+// EX seconds (PX milliseconds).
+func setex(name string, seconds bool) func(c *command.Ctx) {
+	return func(c *command.Ctx) {
+		setGeneric(c, name, c.Args[1], c.Args[3], setFlags{expire: c.Args[2], unitSeconds: seconds, relative: true})
+	}
+}
+
+// setGeneric is Redis's setGenericCommand for SET, SETEX and PSETEX (name
+// names the command in errors). It is logged as "SET key value" plus
+// "PXAT unix-ms" when it sets an expire time, or "KEEPTTL" when it keeps
+// the key's.
+func setGeneric(c *command.Ctx, name string, key, val []byte, f setFlags) {
+	var when int64
 	if f.expire != nil {
-		c.R.Error(checkExpire(f))
-		return
+		var msg string
+		if when, msg = expireAt(c, f, name); msg != "" {
+			c.R.Error(msg)
+			return
+		}
 	}
 	if len(val) > strval.MaxLen {
 		c.R.Error(errTooBig)
@@ -309,13 +339,29 @@ func set(c *command.Ctx) {
 			}
 			return ""
 		}
-		if !reserve(c, usageOf(key, tx.Value), usage(key, cap(nv.B))) {
+		after := usage(key, cap(nv.B))
+		if when != 0 {
+			after += keyspace.ExpireUsage(key) // counted in Used too
+		}
+		if !reserve(c, usageOf(key, tx.Value), after) {
 			return ""
 		}
-		if tx.Log(recSet, key, val) != nil {
+		var err error
+		switch {
+		case f.expire != nil:
+			err = tx.Log(recSet, key, val, recPXAT, strconv.AppendInt(nil, when, 10))
+		case f.keepTTL:
+			err = tx.Log(recSet, key, val, recKeepTTL)
+		default:
+			err = tx.Log(recSet, key, val)
+		}
+		if err != nil {
 			return "" // answered by Ctx.Update
 		}
 		tx.Set(nv)
+		if !f.keepTTL {
+			tx.SetExpire(when) // 0: none
+		}
 		if f.get {
 			replyOld()
 		} else {
@@ -476,4 +522,77 @@ func substrRange(n, start, end int64) (lo, hi int64, ok bool) {
 		return 0, 0, false
 	}
 	return start, end, true
+}
+
+// GETEX key [EX s|PX ms|EXAT t|PXAT t|PERSIST]: GET that also sets or
+// removes the expire time. Logged as "PEXPIREAT key unix-ms", "DEL key"
+// (an EXAT/PXAT time not in the future deletes the key) or "PERSIST key"
+// (only when it removed a time); nothing when no option changed anything.
+func getex(c *command.Ctx) {
+	key := c.Args[1]
+	f, ok := parseSetFlags(c.Args[2:], true)
+	if !ok {
+		c.R.Error(errSyntax)
+		return
+	}
+	updateString(c, key, func(tx *keyspace.Txn, s *strval.String) string {
+		var when int64
+		if f.expire != nil {
+			var msg string
+			if when, msg = expireAt(c, f, "getex"); msg != "" {
+				return msg
+			}
+		}
+		switch {
+		case f.expire != nil && !f.relative && when <= tx.Now() && !c.Replay:
+			if tx.Log(recDel, key) != nil {
+				return ""
+			}
+			c.R.Bulk(s.B) // before the value goes
+			tx.Delete()
+			return ""
+		case f.expire != nil:
+			if tx.Log(recPexpAt, key, strconv.AppendInt(nil, when, 10)) != nil {
+				return ""
+			}
+			tx.SetExpire(when)
+		case f.persist && tx.Expire() != 0:
+			if tx.Log(recPersist, key) != nil {
+				return ""
+			}
+			tx.SetExpire(0)
+		}
+		c.R.Bulk(s.B)
+		return ""
+	})
+}
+
+// updateString runs fn on the string at key in a write transaction
+// (Ctx.Update); a missing key is answered nil and a key of another type
+// WRONGTYPE, without calling fn.
+func updateString(c *command.Ctx, key []byte, fn func(tx *keyspace.Txn, s *strval.String) string) {
+	c.Update(key, func(tx *keyspace.Txn) string {
+		s, st := command.As[*strval.String](tx.Value)
+		switch st {
+		case command.KeyMissing:
+			c.R.Null()
+			return ""
+		case command.KeyWrongType:
+			return errWrongType
+		}
+		return fn(tx, s)
+	})
+}
+
+// GETDEL key: GET, then delete the key (logged as "DEL key").
+func getdel(c *command.Ctx) {
+	key := c.Args[1]
+	updateString(c, key, func(tx *keyspace.Txn, s *strval.String) string {
+		if tx.Log(recDel, key) != nil {
+			return ""
+		}
+		c.R.Bulk(s.B)
+		tx.Delete()
+		return ""
+	})
 }

@@ -87,7 +87,6 @@ const (
 	syntaxErr = "-ERR syntax error\r\n"
 	notInt    = "-ERR value is not an integer or out of range\r\n"
 	tooBig    = "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n"
-	noExpiry  = "-ERR probly does not support key expiry\r\n"
 	badExpire = "-ERR invalid expire time in 'set' command\r\n"
 	ok        = "+OK\r\n"
 	empty     = "$0\r\n\r\n"
@@ -122,13 +121,17 @@ func TestRegistration(t *testing.T) {
 		"getrange": {4, command.FlagReadonly},
 		"substr":   {4, command.FlagReadonly},
 		"strlen":   {2, command.FlagReadonly | command.FlagFast},
+		"setex":    {4, w},
+		"psetex":   {4, w},
+		"getex":    {-2, command.FlagWrite | command.FlagFast},
+		"getdel":   {2, command.FlagWrite | command.FlagFast},
 	} {
 		s := e.tab.Lookup([]byte(strings.ToUpper(name)))
 		if s == nil || s.Name != name || s.Arity != v.arity || s.Flags != v.flags || s.FirstKey != 1 || s.LastKey != 1 || s.Step != 1 {
 			t.Errorf("%s: %+v", name, s)
 		}
 	}
-	if n := len(e.tab.All()); n != 7 {
+	if n := len(e.tab.All()); n != 11+10 { // + counters.go
 		t.Errorf("%d commands registered", n)
 	}
 }
@@ -218,17 +221,18 @@ func TestSetOptions(t *testing.T) {
 	e.expect(2, ok, "SET", "k", "v", "nx\x00garbage")
 	e.expect23(bulk("v"), "SET", "k", "w", "GET\x00", "NX")
 
-	// Expiry: validated like Redis, then refused.
+	// Expiry: validated like Redis; a valid one is applied (expire_test.go
+	// checks the times).
 	for _, v := range []struct {
 		want string
 		args []string
 	}{
-		{noExpiry, []string{"EX", "10"}},
-		{noExpiry, []string{"px", "10000"}},
-		{noExpiry, []string{"EXAT", "9999999999"}},
-		{noExpiry, []string{"PXAT", "9223372036854775807"}},
-		{noExpiry, []string{"EXAT", "9223372036854775"}},
-		{noExpiry, []string{"NX", "GET", "EX", "1", "EX", "2"}},
+		{ok, []string{"EX", "10"}},
+		{ok, []string{"px", "10000"}},
+		{ok, []string{"EXAT", "9999999999"}},
+		{ok, []string{"PXAT", "9223372036854775807"}},
+		{ok, []string{"EXAT", "9223372036854775"}},
+		{"$-1\r\n", []string{"NX", "GET", "EX", "1", "EX", "2"}},
 		{notInt, []string{"EX", "abc"}},
 		{notInt, []string{"EX", "1.5"}},
 		{notInt, []string{"PX", " 10"}},
@@ -242,10 +246,11 @@ func TestSetOptions(t *testing.T) {
 		{badExpire, []string{"EXAT", "9223372036854776"}},
 		{badExpire, []string{"PX", "9223372036854775807"}},
 	} {
-		e.expect23(v.want, append([]string{"SET", "x", "v"}, v.args...)...)
-	}
-	if got := e.value("x"); got != "<missing>" {
-		t.Fatalf("a refused SET created x: %q", got)
+		e.expect(2, v.want, append([]string{"SET", "x", "v"}, v.args...)...)
+		if got := e.value("x"); (v.want == notInt || v.want == badExpire) != (got == "<missing>") {
+			t.Fatalf("SET x v %q answered %q and left x = %q", v.args, v.want, got)
+		}
+		e.store.Update([]byte("x"), func(tx *keyspace.Txn) { tx.Delete() })
 	}
 	e.expect23(syntaxErr, "SET", "x", "v", "EX", "abc", "FOO") // syntax first
 }
@@ -436,7 +441,8 @@ func TestReplayReproducesState(t *testing.T) {
 		{"SET", "a", "3", "XX", "GET"},
 		{"SET", "b", "x", "GET"},
 		{"SET", "bf", "replaced"},
-		{"SET", "c", "v", "EX", "10"}, // refused
+		{"SET", "c", "v", "EX", "0"}, // refused
+		{"SET", "x", "v", "PXAT", "99999999999999"},
 		{"APPEND", "c", "hello"},
 		{"APPEND", "c", ""}, // no change: not logged
 		{"APPEND", "d", ""}, // creates an empty string: logged
@@ -475,6 +481,7 @@ func TestReplayReproducesState(t *testing.T) {
 		`["SET" "a" "3"]`,
 		`["SET" "b" "x"]`,
 		`["SET" "bf" "replaced"]`,
+		`["SET" "x" "v" "PXAT" "99999999999999"]`,
 		`["APPEND" "c" "hello"]`,
 		`["APPEND" "d" ""]`,
 		`["APPEND" "c" "\r\n\x00"]`,
