@@ -30,6 +30,7 @@ import (
 	"github.com/probly/probly/internal/command/generic"
 	"github.com/probly/probly/internal/command/pf"
 	"github.com/probly/probly/internal/command/str"
+	tdcmd "github.com/probly/probly/internal/command/tdigest"
 	"github.com/probly/probly/internal/command/topk"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/follow"
@@ -110,6 +111,7 @@ func Tables() (*command.Table, *config.Registry) {
 	cf.Register(t, cfg)
 	topk.Register(t, cfg)
 	cms.Register(t, cfg)
+	tdcmd.Register(t, cfg)
 	follow.Register(t)
 	cfg.AcceptMemoryUnits(memoryUnitParams...)
 	return t, cfg
@@ -139,6 +141,8 @@ func init() {
 		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return topk.Unmarshal(data) }})
 	codec.Register(cms.TypeName, codec.Decoder{
 		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return cms.Unmarshal(data) }})
+	codec.Register(tdcmd.TypeName, codec.Decoder{
+		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return tdcmd.Decode(data) }})
 }
 
 // Decode turns a snapshot record into a value by its type name, through

@@ -43,12 +43,13 @@ const (
 	KindSBBF     Kind = 6 // bloom.SBBF
 	KindCountMin Kind = 7 // cms.Sketch
 	KindTopK     Kind = 8 // topk.Sketch
+	KindTDigest  Kind = 9 // tdigest.Digest
 
-	kindLast = KindTopK // the highest registered kind
+	kindLast = KindTDigest // the highest registered kind
 )
 
 // String returns "classic", "scalable", "cuckoo", "counting", "stable",
-// "sbbf", "count-min", "topk" or "kind#N".
+// "sbbf", "count-min", "topk", "tdigest" or "kind#N".
 func (k Kind) String() string {
 	switch k {
 	case KindClassic:
@@ -67,6 +68,8 @@ func (k Kind) String() string {
 		return "count-min"
 	case KindTopK:
 		return "topk"
+	case KindTDigest:
+		return "tdigest"
 	}
 	return fmt.Sprintf("kind#%d", uint8(k))
 }

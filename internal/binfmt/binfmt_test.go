@@ -51,7 +51,7 @@ func TestPeekKind(t *testing.T) {
 		}
 	}
 	names := map[Kind]string{KindClassic: "classic", KindScalable: "scalable", KindCuckoo: "cuckoo",
-		KindCounting: "counting", KindStable: "stable", KindSBBF: "sbbf", KindCountMin: "count-min", 200: "kind#200"}
+		KindCounting: "counting", KindStable: "stable", KindSBBF: "sbbf", KindCountMin: "count-min", KindTDigest: "tdigest", 200: "kind#200"}
 	for k, s := range names {
 		if k.String() != s {
 			t.Errorf("Kind(%d).String() = %q, want %q", k, k.String(), s)

@@ -45,7 +45,7 @@ func rows(t *testing.T, sec string) map[int]string {
 // docs/FORMATS.md list exactly the numbers defined here.
 func TestRegistriesMatchFormatsDoc(t *testing.T) {
 	kinds := rows(t, section(t, "PRBL kinds"))
-	registry := []Kind{KindClassic, KindScalable, KindCuckoo, KindCounting, KindStable, KindSBBF, KindCountMin, KindTopK}
+	registry := []Kind{KindClassic, KindScalable, KindCuckoo, KindCounting, KindStable, KindSBBF, KindCountMin, KindTopK, KindTDigest}
 	if len(kinds) != len(registry) {
 		t.Fatalf("FORMATS lists %d kinds, the registry %d: %v", len(kinds), len(registry), kinds)
 	}

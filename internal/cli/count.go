@@ -205,12 +205,21 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 // when it is a terminal and the input sizes are known. Records never span
 // files. The slice passed to fn is only valid during the call.
 func forEachCSVRecord(names []string, stdin io.Reader, stderr io.Writer, desc string, skipFirst bool, fn func(rec []string)) error {
+	return forEachCSVRecordAt(names, stdin, stderr, desc, skipFirst, func(_ inputPos, rec []string) error {
+		fn(rec)
+		return nil
+	})
+}
+
+// forEachCSVRecordAt is forEachCSVRecord that also passes each record's
+// position (the line it starts on) and stops at fn's first error.
+func forEachCSVRecordAt(names []string, stdin io.Reader, stderr io.Writer, desc string, skipFirst bool, fn func(at inputPos, rec []string) error) error {
 	return forEachInput(names, stdin, stderr, desc, func(name string, r io.Reader) error {
 		return readCSV(name, r, skipFirst, fn)
 	})
 }
 
-func readCSV(name string, r io.Reader, skipFirst bool, fn func(rec []string)) error {
+func readCSV(name string, r io.Reader, skipFirst bool, fn func(at inputPos, rec []string) error) error {
 	// The bufio.Reader holds at most csvReadAhead unconsumed bytes, so
 	// reading past InputOffset()+maxLine+csvReadAhead means the current
 	// record alone is longer than maxLine.
@@ -230,7 +239,10 @@ func readCSV(name string, r io.Reader, skipFirst bool, fn func(rec []string)) er
 		if skipFirst {
 			skipFirst = false
 		} else {
-			fn(rec)
+			line, _ := cr.FieldPos(0)
+			if err := fn(inputPos{name, line}, rec); err != nil {
+				return err
+			}
 		}
 		bounded.limit = cr.InputOffset() + maxLine + csvReadAhead
 	}

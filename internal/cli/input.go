@@ -19,11 +19,31 @@ const maxLine = 1 << 20
 // first line of each file (a header row). A progress bar is drawn on
 // stderr when it is a terminal and the input sizes are known.
 func forEachLine(names []string, stdin io.Reader, stderr io.Writer, desc string, skipFirst bool, fn func(line []byte) error) error {
+	return forEachLineAt(names, stdin, stderr, desc, skipFirst, func(_ inputPos, line []byte) error { return fn(line) })
+}
+
+// inputPos is where a line or record starts: the input's name ("-" for
+// stdin) and its 1-based line number in that input.
+type inputPos struct {
+	name string
+	line int
+}
+
+func (p inputPos) String() string {
+	name := p.name
+	if name == "-" {
+		name = "stdin"
+	}
+	return fmt.Sprintf("%s:%d", name, p.line)
+}
+
+// forEachLineAt is forEachLine that also passes each line's position.
+func forEachLineAt(names []string, stdin io.Reader, stderr io.Writer, desc string, skipFirst bool, fn func(at inputPos, line []byte) error) error {
 	return forEachInput(names, stdin, stderr, desc, func(name string, r io.Reader) error {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 64*1024), maxLine)
 		skip := skipFirst
-		for sc.Scan() {
+		for n := 1; sc.Scan(); n++ {
 			if skip {
 				skip = false
 				continue
@@ -32,7 +52,7 @@ func forEachLine(names []string, stdin io.Reader, stderr io.Writer, desc string,
 			if len(line) > 0 && line[len(line)-1] == '\r' {
 				line = line[:len(line)-1]
 			}
-			if err := fn(line); err != nil {
+			if err := fn(inputPos{name, n}, line); err != nil {
 				return err
 			}
 		}

@@ -112,7 +112,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newBloomCmd(), newCountCmd(), newTopCmd())
+	root.AddCommand(newServeCmd(), newBloomCmd(), newCountCmd(), newTopCmd(), newQuantilesCmd())
 	root.AddCommand(newCheckAOFCmd(), newFollowCmd(), newVersionCmd())
 	root.SetHelpCommand(newHelpCmd())
 	requireSubcommand(root, true)

@@ -37,35 +37,42 @@ func (in *valueInput) check(name string) error {
 // read and those skipped for lacking the field. In csv and tsv modes empty
 // lines are ignored. The slice passed to add is only valid during the call.
 func (in *valueInput) each(cmd *cobra.Command, args []string, desc string, add func(v []byte)) (records, skipped uint64, err error) {
+	return in.eachAt(cmd, args, desc, func(_ inputPos, v []byte) error {
+		add(v)
+		return nil
+	})
+}
+
+// eachAt is each that also passes where each value's line or record
+// starts, and stops at fn's first error.
+func (in *valueInput) eachAt(cmd *cobra.Command, args []string, desc string, fn func(at inputPos, v []byte) error) (records, skipped uint64, err error) {
 	stdin, stderr := cmd.InOrStdin(), cmd.ErrOrStderr()
 	switch in.format {
-	case "lines":
-		err = forEachLine(args, stdin, stderr, desc, false, func(line []byte) error {
+	case "csv":
+		err = forEachCSVRecordAt(args, stdin, stderr, desc, in.header, func(at inputPos, rec []string) error {
 			records++
-			add(line)
-			return nil
+			if in.field > len(rec) {
+				skipped++
+				return nil
+			}
+			return fn(at, []byte(rec[in.field-1]))
 		})
-	case "tsv":
-		err = forEachLine(args, stdin, stderr, desc, in.header, func(line []byte) error {
+	default:
+		err = forEachLineAt(args, stdin, stderr, desc, in.header, func(at inputPos, line []byte) error {
+			if in.format == "lines" {
+				records++
+				return fn(at, line)
+			}
 			if len(line) == 0 {
 				return nil
 			}
 			records++
-			if v, ok := tsvField(line, in.field); ok {
-				add(v)
-			} else {
+			v, ok := tsvField(line, in.field)
+			if !ok {
 				skipped++
+				return nil
 			}
-			return nil
-		})
-	case "csv":
-		err = forEachCSVRecord(args, stdin, stderr, desc, in.header, func(rec []string) {
-			records++
-			if in.field <= len(rec) {
-				add([]byte(rec[in.field-1]))
-			} else {
-				skipped++
-			}
+			return fn(at, v)
 		})
 	}
 	return records, skipped, err

@@ -36,15 +36,16 @@ const (
 	ACLConnection
 	ACLTransaction
 	ACLScripting
-	ACLBloom  // RedisBloom's Bloom filter commands (BF.*)
-	ACLCuckoo // RedisBloom's cuckoo filter commands (CF.*)
-	ACLTopK   // RedisBloom's top-k commands (TOPK.*)
-	ACLCms    // RedisBloom's count-min sketch commands (CMS.*)
+	ACLBloom   // RedisBloom's Bloom filter commands (BF.*)
+	ACLCuckoo  // RedisBloom's cuckoo filter commands (CF.*)
+	ACLTopK    // RedisBloom's top-k commands (TOPK.*)
+	ACLCms     // RedisBloom's count-min sketch commands (CMS.*)
+	ACLTDigest // RedisBloom's t-digest commands (TDIGEST.*)
 )
 
 var aclNames = [...]string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
 	"hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection",
-	"transaction", "scripting", "bloom", "cuckoo", "topk", "cms"}
+	"transaction", "scripting", "bloom", "cuckoo", "topk", "cms", "tdigest"}
 
 // Names returns the categories in c as Redis writes them ("@read",
 // "@string", "@fast"), in Redis's order.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	tdcmd "github.com/probly/probly/internal/command/tdigest"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/persist"
 	"github.com/probly/probly/internal/redisbloom"
@@ -130,6 +131,7 @@ var (
 	descCapacity   = desc("filter_capacity", "Per filter: items the filter holds at its target error rate (Bloom: sum of sub-filter capacities; cuckoo: slots of all sub-filters).", filterLabels...)
 	descSubFilters = desc("filter_sub_filters", "Per filter: number of sub-filters (grows when a scaling filter expands).", filterLabels...)
 	descFilterSize = desc("filter_size_bytes", "Per filter: bytes of its bit arrays or tables.", filterLabels...)
+	descTDigestObs = desc("tdigest_observations", "Values held by all t-digest keys (the sum of their TDIGEST.INFO Observations).")
 	descDropped    = desc("filter_metrics_dropped", "Filter keys without per-filter series because metrics-max-filters was reached (the largest filters by memory are reported).")
 )
 
@@ -137,7 +139,7 @@ type keyspaceCollector struct{ m *Metrics }
 
 func (c *keyspaceCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descKeys, descUsedMemory, descFillRatio, descFPR, descItems,
-		descCapacity, descSubFilters, descFilterSize, descDropped} {
+		descCapacity, descSubFilters, descFilterSize, descDropped, descTDigestObs} {
 		ch <- d
 	}
 }
@@ -183,7 +185,7 @@ func (c *keyspaceCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	limit := c.m.MaxFilters()
 	types := map[string]int{}
-	var used uint64
+	var used, tdObs uint64
 	filters := 0
 	h := make(refHeap, 0, min(limit, 1024))
 
@@ -200,6 +202,9 @@ func (c *keyspaceCollector) Collect(ch chan<- prometheus.Metric) {
 				types[v.TypeName()]++
 				mem := v.MemoryUsage()
 				used += uint64(len(k)) + mem
+				if td, ok := v.(*tdcmd.Value); ok {
+					tdObs += td.D.Count()
+				}
 				if !isFilter(v) {
 					return
 				}
@@ -225,6 +230,7 @@ func (c *keyspaceCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descKeys, prometheus.GaugeValue, float64(n), t)
 	}
 	ch <- prometheus.MustNewConstMetric(descUsedMemory, prometheus.GaugeValue, float64(used))
+	ch <- prometheus.MustNewConstMetric(descTDigestObs, prometheus.GaugeValue, float64(tdObs))
 
 	// Pass 2: statistics of the chosen filters, each under its read lock.
 	reported := 0

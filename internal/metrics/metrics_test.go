@@ -13,10 +13,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/probly/probly/internal/command"
+	tdcmd "github.com/probly/probly/internal/command/tdigest"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/redisbloom"
 	"github.com/probly/probly/internal/rediscuckoo"
 	"github.com/probly/probly/internal/server"
+	"github.com/probly/probly/tdigest"
 )
 
 func gather(t *testing.T, reg *prometheus.Registry) map[string]*dto.MetricFamily {
@@ -110,6 +112,13 @@ func TestPerFilterCap(t *testing.T) {
 	}
 	put(store, "cuckoo", cf)
 	put(store, "bin\xff\x00", bloomChain(t, 1000000, 1))
+	for _, n := range []int{7, 35} {
+		d, _ := tdigest.New(100)
+		for i := range n {
+			d.Add(float64(i))
+		}
+		put(store, "td"+itoa(n), &tdcmd.Value{D: d})
+	}
 	m := New(Options{Store: store, MaxFilters: 3})
 
 	fams := gather(t, m.Registry())
@@ -137,6 +146,12 @@ func TestPerFilterCap(t *testing.T) {
 	}
 	if v, _ := find(fams, "probly_used_memory_bytes", nil); v != float64(store.MemoryUsage()) {
 		t.Errorf("used memory = %v, want %d", v, store.MemoryUsage())
+	}
+	if v, _ := find(fams, "probly_tdigest_observations", nil); v != 42 {
+		t.Errorf("t-digest observations = %v, want 42", v)
+	}
+	if v, _ := find(fams, "probly_keys", map[string]string{"type": tdcmd.TypeName}); v != 2 {
+		t.Errorf("t-digest keys = %v", v)
 	}
 
 	// CONFIG SET metrics-max-filters 0: no per-filter series at all.

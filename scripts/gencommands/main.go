@@ -105,6 +105,7 @@ func index(tab *command.Table) []byte {
 		{"Cuckoo filter (RedisBloom)", module("cf.")},
 		{"Count-min sketch (RedisBloom)", module("cms.")},
 		{"Top-k (RedisBloom)", module("topk.")},
+		{"t-digest (RedisBloom)", module("tdigest.")},
 		{"HyperLogLog", group(command.GroupHyperLogLog)},
 		{"Strings", group(command.GroupString)},
 		{"Keys", group(command.GroupGeneric)},

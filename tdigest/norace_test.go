@@ -1,0 +1,5 @@
+//go:build !race
+
+package tdigest
+
+const raceEnabled = false
