@@ -32,7 +32,7 @@ var accuracyQs = []float64{0.001, 0.01, 0.5, 0.99, 0.999}
 
 func TestAccuracy(t *testing.T) {
 	n, comps := 1_000_000, []int{100}
-	if testutil.FullEnabled() && !raceEnabled {
+	if testutil.FullEnabled() && !testutil.Race {
 		n, comps = 10_000_000, []int{100, 500}
 	}
 	dists := []struct {

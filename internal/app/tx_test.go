@@ -228,7 +228,7 @@ func atomicRound(t *testing.T, c *redis.Client, round int) {
 				}
 				total := int64(0)
 				for w := range writers {
-					n, _ := strconv.ParseInt(lens[w].Val(), 10, 64) // "" (nil) → 0
+					n, _ := strconv.ParseInt(lens[w].Val(), 10, 64)  // "" (nil) → 0
 					sv, _ := strconv.ParseInt(sets[w].Val(), 10, 64) // "" (nil) → 0
 					if n != sv {
 						fail <- fmt.Errorf("reader saw half a transaction of writer %d: GET c = %d, s = %d", w, n, sv)

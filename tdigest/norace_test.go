@@ -1,5 +1,0 @@
-//go:build !race
-
-package tdigest
-
-const raceEnabled = false
