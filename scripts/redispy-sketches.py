@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Drives redis-py's sketch APIs (r.cms(); r.topk() and r.tdigest() to be
-added by their families) against a probly server, one check per method.
+"""Drives redis-py's sketch APIs (r.cms(), r.tdigest(); r.topk() is driven
+from internal/command/topk's Go tests) against a probly server, one check
+per method.
 
     scripts/redispy-sketches.py [host:port]
 
@@ -9,6 +10,7 @@ Without an address it builds probly (go build ./cmd/probly), starts
 runs the checks and stops the server. Needs Debian's python3-redis (4.3.x:
 RESP2 only). Exit status 0 when every check passed.
 """
+import math
 import os
 import shutil
 import socket
@@ -58,7 +60,58 @@ def check_cms(r):
     assert r.type("dim") == b"CMSk-TYPE"
 
 
-CHECKS = [check_cms]
+def check_tdigest(r):
+    """Every method of redis-py 4.3's TDigestCommands.
+
+    Debian's redis-py 4.3.4 predates RedisBloom 2.4's t-digest syntax: its
+    create(key, compression) sends TDIGEST.CREATE key N (RedisBloom 8 wants
+    COMPRESSION N), merge(to, from) sends TDIGEST.MERGE to from (RedisBloom 8
+    wants numkeys), and add(key, values, weights) sends values and weights
+    interleaved, which RedisBloom 8 adds as values. probly answers as
+    RedisBloom 8 does, so those calls get RedisBloom 8's replies here.
+    """
+    td = r.tdigest()
+    arity = "wrong number of arguments for 'tdigest.create' command"
+    try:
+        td.create("old", 100)
+    except redis.ResponseError as e:
+        assert arity in str(e), str(e)
+    else:
+        raise AssertionError("TDIGEST.CREATE key 100 accepted; RedisBloom 8 refuses it")
+    assert r.execute_command("TDIGEST.CREATE", "t", "COMPRESSION", "100") in (b"OK", "OK", True)
+    # add sends 1 1 2 1 3 1 ...: values 1..5 and five more 1s.
+    assert td.add("t", [1, 2, 3, 4, 5], [1, 1, 1, 1, 1])
+    assert float(td.min("t")) == 1.0
+    assert float(td.max("t")) == 5.0
+    # redis-py 4.3 parses QUANTILE and CDF as the single double of the
+    # pre-2.4 API; RedisBloom 8 (and probly) answer an array, which that
+    # parser refuses with a TypeError. The same commands through a client
+    # without the t-digest callbacks give the values.
+    for call in (lambda: td.quantile("t", 0.5), lambda: td.cdf("t", 5)):
+        try:
+            call()
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("a single double where RedisBloom 8 answers an array")
+    raw = redis.Redis(connection_pool=r.connection_pool)
+    assert [float(x) for x in raw.execute_command("TDIGEST.QUANTILE", "t", 0.5, 1)] == [1.0, 5.0]
+    assert [float(x) for x in raw.execute_command("TDIGEST.CDF", "t", 5, 0)] == [0.95, 0.0]  # the last value counts half (t-digest cdf)
+    info = td.info("t")
+    assert info.compression == 100, vars(info)
+    assert info.capacity == 610, vars(info)  # 6·100 + 10
+    try:
+        td.merge("t2", "t")
+    except redis.ResponseError as e:
+        assert "wrong number of arguments for 'tdigest.merge' command" in str(e), str(e)
+    else:
+        raise AssertionError("TDIGEST.MERGE to from accepted; RedisBloom 8 refuses it")
+    assert td.reset("t")
+    assert math.isnan(float(td.min("t")))  # an empty digest: nan
+    assert r.type("t") == b"TDIS-TYPE"
+
+
+CHECKS = [check_cms, check_tdigest]
 
 
 def free_port():
