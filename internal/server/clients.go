@@ -85,10 +85,15 @@ func (c *client) observeBuffer() {
 	c.setHeld(held)
 }
 
-// setHeld sets the bytes this connection counts in the input-buffer total
+// setHeld sets the input-buffer bytes this connection counts (buf) and
+// with them its total in the client-memory total (the buffer plus the
+// transaction queue and the watched keys, txState.bytes and watchBytes),
 // and asks the reaper to evict clients when the total is over
-// maxmemory-clients.
-func (c *client) setHeld(held int64) {
+// maxmemory-clients. The transaction code calls refreshHeld after it
+// changes its share.
+func (c *client) setHeld(buf int64) {
+	c.bufHeld = buf
+	held := buf + int64(c.tx.bytes+c.tx.watchBytes)
 	old := c.held.Load() // only this goroutine writes it
 	if held == old {
 		return
@@ -104,6 +109,10 @@ func (c *client) setHeld(held int64) {
 		}
 	}
 }
+
+// refreshHeld recounts the connection's client memory after its
+// transaction state changed.
+func (c *client) refreshHeld() { c.setHeld(c.bufHeld) }
 
 // shrinkBuffer replaces a read buffer that grew past countedBuf by a
 // fresh Reader once no request bytes are pending: the guard is at a

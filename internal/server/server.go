@@ -723,6 +723,7 @@ type client struct {
 	// in the input-buffer total; last is the coarse clock at its last
 	// interaction; poked (under pokeMu) marks the reaper's read deadline.
 	bufCap  int
+	bufHeld int64 // the input-buffer part of held (setHeld)
 	held    atomic.Int64
 	last    atomic.Int64
 	evicted atomic.Bool

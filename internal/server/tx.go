@@ -67,6 +67,9 @@ type txState struct {
 	flags   command.Flags // union of the queued commands' flags
 	bytes   uint64        // Σ queued argument bytes (counted as client memory)
 	watch   keyspace.Watcher
+	// watchBytes is what the watched keys cost (watchKeyBytes each),
+	// counted as client memory as the queue is.
+	watchBytes uint64
 }
 
 // execPolicy runs queued commands: they were checked when queued.
@@ -113,7 +116,7 @@ func (c *client) queue(ctx *command.Ctx, spec *command.Spec) bool {
 	c.tx.flags |= spec.Flags
 	size := uint64(n + 24*len(args))
 	c.tx.bytes += size
-	c.s.mem.clients.Add(size)
+	c.refreshHeld()
 	ctx.R.SimpleString("QUEUED")
 	return true
 }
@@ -137,9 +140,6 @@ func isExec(name []byte) bool {
 
 // endTx drops the queue and the watched keys and leaves MULTI.
 func (c *client) endTx() {
-	if c.tx.bytes > 0 {
-		c.s.mem.clients.Add(-c.tx.bytes)
-	}
 	clear(c.tx.queue)
 	c.tx.queue = c.tx.queue[:0]
 	if cap(c.tx.queue) > 1024 {
@@ -147,10 +147,21 @@ func (c *client) endTx() {
 	}
 	c.tx.multi, c.tx.failed, c.tx.flags, c.tx.bytes = false, false, 0, 0
 	c.policy.Queue = nil
+	c.unwatch()
+}
+
+// unwatch drops the watched keys and their share of client memory.
+func (c *client) unwatch() {
 	if c.tx.watch.Watching() || c.tx.watch.Dirty() {
 		c.s.store.Unwatch(&c.tx.watch)
 	}
+	c.tx.watchBytes = 0
+	c.refreshHeld()
 }
+
+// watchKeyBytes is what watching one key costs: the key in the watcher's
+// map and in the shard's watch registry, with their map entries.
+func watchKeyBytes(key []byte) uint64 { return 2*uint64(len(key)) + 96 }
 
 var _ command.Tx = (*client)(nil)
 
@@ -182,14 +193,19 @@ func (c *client) Watch(ctx *command.Ctx) {
 		return
 	}
 	for _, k := range ctx.Args[1:] {
+		n := c.tx.watch.Keys()
 		c.s.store.Watch(&c.tx.watch, k)
+		if c.tx.watch.Keys() > n {
+			c.tx.watchBytes += watchKeyBytes(k)
+		}
 	}
+	c.refreshHeld()
 	ctx.R.OK()
 }
 
 // Unwatch implements UNWATCH.
 func (c *client) Unwatch(ctx *command.Ctx) {
-	c.s.store.Unwatch(&c.tx.watch)
+	c.unwatch()
 	ctx.R.OK()
 }
 
@@ -236,7 +252,7 @@ func (c *client) Exec(ctx *command.Ctx) {
 		ctx.R.NullArray()
 		return
 	}
-	s.Unwatch(&c.tx.watch)
+	c.unwatch()
 	tl, _ := c.s.persist.(TxLogger)
 	if tl != nil {
 		tl.BeginTx()

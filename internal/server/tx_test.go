@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -33,14 +34,18 @@ func TestTxWatchUnregisteredOnClose(t *testing.T) {
 	if !testutil.Eventually(t, 5*time.Second, func() bool { return e.store.Watched() == 1 }) {
 		t.Fatalf("%d keys still watched after the connection closed, want 1", e.store.Watched())
 	}
-	if n := e.srv.mem.clients.Load(); n != 0 {
-		t.Fatalf("%d bytes of client memory left after the connection with a queue closed", n)
+	// What is left is b's one watched key.
+	if n, want := e.srv.mem.clients.Load(), watchKeyBytes([]byte("x")); n != want {
+		t.Fatalf("%d bytes of client memory left after the connection with a queue closed, want %d (b's watch)", n, want)
 	}
 	if r := b.do("UNWATCH"); r != "+OK\r\n" {
 		t.Fatalf("UNWATCH = %q", r)
 	}
 	if n := e.store.Watched(); n != 0 {
 		t.Fatalf("%d keys watched after UNWATCH, want 0", n)
+	}
+	if n := e.srv.mem.clients.Load(); n != 0 {
+		t.Fatalf("%d bytes of client memory left after UNWATCH", n)
 	}
 }
 
@@ -207,4 +212,57 @@ func TestTxBGSaveScheduled(t *testing.T) {
 	if r := c.do("BGSAVE"); r != "+Background saving started\r\n" {
 		t.Fatalf("BGSAVE outside MULTI = %q", r)
 	}
+}
+
+// Watched keys count as client memory, as Redis counts them in a client's
+// multi-state memory: they show in mem_clients_normal, UNWATCH and the
+// end of the connection give them back, and a client that watches more
+// than maxmemory-clients allows is closed.
+func TestTxWatchCountsAsClientMemory(t *testing.T) {
+	e := start(t, nil)
+	a := e.raw(t)
+	watch := func(c *raw, prefix string, n int) string { return c.do(watchArgs(prefix, n)...) }
+	if r := watch(a, "k", 20000); r != "+OK\r\n" {
+		t.Fatalf("WATCH = %q", r)
+	}
+	// 20,000 keys of 9 bytes: at least 2·9 + 96 bytes each.
+	if m := e.srv.ClientsMemory(); m < 20000*(2*9+96) {
+		t.Fatalf("client memory %d after watching 20,000 keys", m)
+	}
+	a.do("UNWATCH")
+	if m := e.srv.ClientsMemory(); m != 0 {
+		t.Fatalf("client memory %d after UNWATCH", m)
+	}
+	b := e.raw(t)
+	watch(b, "b", 1000)
+	b.c.Close()
+	if !testutil.Eventually(t, 5*time.Second, func() bool { return e.srv.ClientsMemory() == 0 }) {
+		t.Fatalf("client memory %d after the watching client left", e.srv.ClientsMemory())
+	}
+
+	a.do("CONFIG", "SET", "maxmemory-clients", "2mb")
+	c := e.raw(t)
+	for i := 0; ; i++ {
+		if i == 100 {
+			t.Fatal("a client watching 100×2,000 keys was not closed under maxmemory-clients 2mb")
+		}
+		if _, err := c.c.Write([]byte(cmd(watchArgs(fmt.Sprintf("c%d", i), 2000)...))); err != nil {
+			break // closed by the reaper
+		}
+		_ = c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if r, err := readReply(c.br); err != nil || r != "+OK\r\n" {
+			break // closed by the reaper
+		}
+	}
+	if got := infoField(t, a, "stats", "evicted_clients"); got != "1" {
+		t.Fatalf("evicted_clients = %s", got)
+	}
+}
+
+func watchArgs(prefix string, n int) []string {
+	args := []string{"WATCH"}
+	for i := range n {
+		args = append(args, fmt.Sprintf("%s-%07d", prefix, i))
+	}
+	return args
 }
