@@ -119,7 +119,7 @@ func TestCommandListCount(t *testing.T) {
 			t.Errorf("COMMAND LIST %q = %q, want %q", c.args, got, c.want)
 		}
 	}
-	if len(module) != 38 || len(bloom) != 11 { // 11 BF.*, 14 CF.*, 7 TOPK.*, 6 CMS.*
+	if len(module) != 52 || len(bloom) != 11 { // 11 BF.*, 14 CF.*, 7 TOPK.*, 6 CMS.*, 14 TDIGEST.*
 		t.Errorf("%d module commands, %d Bloom commands", len(module), len(bloom))
 	}
 	for _, args := range [][]string{{"LIST", "FILTERBY"}, {"LIST", "FILTERBY", "FOO", "x"}, {"LIST", "x"}} {
