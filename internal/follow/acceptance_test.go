@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,7 +29,8 @@ import (
 // listener, for tests that go through the server's dispatch.
 type served struct {
 	c       *redis.Client
-	metrics string // http://host:port
+	metrics string       // http://host:port
+	stop    func() error // shuts the server down (as SIGTERM does) and returns app.Run's error
 }
 
 func serveFollow(t *testing.T, cfgJSON string) *served {
@@ -52,10 +54,15 @@ func serveFollow(t *testing.T, cfgJSON string) *served {
 	}()
 	s := &served{c: redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Protocol: 2, MaxRetries: -1}),
 		metrics: "http://" + mln.Addr().String()}
+	var once sync.Once
+	var runErr error
+	s.stop = func() error {
+		once.Do(func() { cancel(); runErr = <-done })
+		return runErr
+	}
 	t.Cleanup(func() {
 		s.c.Close()
-		cancel()
-		if err := <-done; err != nil {
+		if err := s.stop(); err != nil {
 			t.Error(err)
 		}
 	})

@@ -157,6 +157,8 @@ type Follower struct {
 	replays    atomic.Uint64
 	messages   atomic.Uint64
 	wake       atomic.Pointer[chan struct{}] // closed when applied moves
+	waitsEnd   chan struct{}                 // closed by EndWaits
+	endOnce    sync.Once
 	// server is the URL of the NATS server the connection is on (nil while
 	// disconnected), kept by the connection handlers so that INFO and
 	// /readyz never wait for the connection's lock (held while it
@@ -208,6 +210,7 @@ func New(cfg *Config, d Deps) (*Follower, error) {
 	f.setState(StateStarting)
 	ch := make(chan struct{})
 	f.wake.Store(&ch)
+	f.waitsEnd = make(chan struct{})
 	return f, nil
 }
 
@@ -798,9 +801,16 @@ func (f *Follower) notify() {
 	close(*f.wake.Swap(&ch))
 }
 
+// EndWaits makes every current and later WaitApplied return the applied
+// position at once. The server calls it when shutdown begins, so that
+// FOLLOW.WAIT clients get their reply before connections drain.
+// Idempotent; safe for concurrent use.
+func (f *Follower) EndWaits() { f.endOnce.Do(func() { close(f.waitsEnd) }) }
+
 // WaitApplied blocks until the follower has applied every change up to
 // stream position seq (the sequence a publish acknowledgement returns),
-// ctx ends or the follower stops, and returns the applied position then:
+// ctx ends, EndWaits is called or the follower stops, and returns the
+// applied position then:
 // ≥ seq when reached. Reads of the followed keys after it returns ≥ seq
 // reflect every change up to seq. Safe for concurrent use; costs one
 // channel wait per applied batch.
@@ -814,6 +824,8 @@ func (f *Follower) WaitApplied(ctx context.Context, seq uint64) uint64 {
 		select {
 		case <-ch:
 		case <-ctx.Done():
+			return f.applied.Load()
+		case <-f.waitsEnd:
 			return f.applied.Load()
 		}
 	}
