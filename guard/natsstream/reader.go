@@ -232,14 +232,23 @@ func (r *Reader) Close() {
 	<-r.done
 }
 
+// createTimeout bounds looking up the stream and creating a consumer: a
+// healthy cluster answers in milliseconds; a request that went to a peer
+// that just died is abandoned and retried at once (quickRetries).
+const createTimeout = 1500 * time.Millisecond
+
+// quickRetries is how many consecutive broken consumers are retried
+// without backoff before the backoff (50 ms doubling to 2 s) starts.
+const quickRetries = 3
+
 func (r *Reader) run(ctx context.Context, after uint64) {
 	defer close(r.done)
 	defer close(r.ch)
-	backoff := time.Duration(0)
+	backoff, fails := time.Duration(0), 0
 	for ctx.Err() == nil {
 		next, err := r.consume(ctx, after)
 		if next > after {
-			backoff = 0
+			backoff, fails = 0, 0
 		}
 		after = next
 		if ctx.Err() != nil {
@@ -255,7 +264,12 @@ func (r *Reader) run(ctx context.Context, after uint64) {
 		}
 		r.fail(err)
 		r.resets.Add(1)
-		backoff = min(max(2*backoff, 50*time.Millisecond), 2*time.Second)
+		// The first retries after a break are immediate: after a node
+		// dies the client has usually reconnected to another one, and a
+		// consumer placed on the dead peer only needs a second try.
+		if fails++; fails > quickRetries {
+			backoff = min(max(2*backoff, 50*time.Millisecond), 2*time.Second)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -267,7 +281,7 @@ func (r *Reader) run(ctx context.Context, after uint64) {
 // consume runs one consumer from after+1 until it breaks; it returns the
 // stream sequence of the last message it handed out.
 func (r *Reader) consume(ctx context.Context, after uint64) (uint64, error) {
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, createTimeout)
 	st, err := r.js.Stream(cctx, r.stream)
 	if err != nil {
 		cancel()
