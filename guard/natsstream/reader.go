@@ -195,7 +195,7 @@ type State struct {
 // Info asks the server for the stream's state and the consumer's pending
 // count: two JetStream API requests, bounded by ctx. after is the caller's
 // position, used only when there is no consumer to ask (Undelivered is
-// then LastSeq − after). It counts as contact on success and is safe for
+// then LastSeq − after, at most the number of messages the stream holds). It counts as contact on success and is safe for
 // concurrent use with Next.
 func (r *Reader) Info(ctx context.Context, after uint64) (State, error) {
 	st, err := r.js.Stream(ctx, r.stream)
@@ -220,7 +220,9 @@ func (r *Reader) Info(ctx context.Context, after uint64) (State, error) {
 		}
 	}
 	if !out.Known && s.LastSeq > after {
-		out.Undelivered = s.LastSeq - after
+		// Count only messages the stream holds: after a purge or with
+		// retention, LastSeq − after exceeds them.
+		out.Undelivered = min(s.LastSeq-after, s.Msgs)
 	}
 	r.touch()
 	return out, nil

@@ -146,7 +146,7 @@ func (f *Follower) Info(kv func(key string, value any)) {
 	kv("follow_max_stale_ms", time.Duration(f.cfg.MaxStale).Milliseconds())
 	kv("follow_applied_seq", f.applied.Load())
 	kv("follow_stream_first_seq", f.streamHead.Load())
-	kv("follow_stream_last_seq", f.streamLast.Load())
+	kv("follow_stream_last_seq", f.streamLastSeq())
 	kv("follow_lag", f.lag.Load())
 	kv("follow_messages_applied", f.messages.Load())
 	kv("follow_replays", f.replays.Load())
@@ -255,7 +255,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}
 	g(c.applied, float64(f.applied.Load()))
-	g(c.last, float64(f.streamLast.Load()))
+	g(c.last, float64(f.streamLastSeq()))
 	g(c.lag, float64(f.lag.Load()))
 	g(c.caught, b(f.CaughtUp()))
 	g(c.connected, b(f.Connected()))
@@ -274,3 +274,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(ks.ignoredDeletes.Load()), ks.name, "ignored_delete")
 	}
 }
+
+// streamLastSeq is the stream's last sequence as far as the follower
+// knows: the last poll's, or the applied position if that is further (the
+// poll runs once a second; applying goes on between polls).
+func (f *Follower) streamLastSeq() uint64 { return max(f.streamLast.Load(), f.applied.Load()) }
