@@ -240,6 +240,9 @@ func TestBootstrapFromSnapshot(t *testing.T) {
 	if !testutil.Eventually(t, 30*time.Second, func() bool { return a.info()["follow_snapshots_published"] != before }) {
 		t.Fatalf("no snapshot published: %v", a.info())
 	}
+	if age, err := strconv.ParseFloat(a.info()["follow_snapshot_age_seconds"], 64); err != nil || age < 0 || age > 60 {
+		t.Fatalf("follow_snapshot_age_seconds after a publication: %v", a.info())
+	}
 	st, err := ns.js.Stream(ctx, "USERS")
 	if err != nil {
 		t.Fatal(err)

@@ -176,6 +176,8 @@ type Follower struct {
 	captured    uint64 // the position of the last capture
 	uploading   atomic.Bool
 	published   atomic.Uint64 // snapshots uploaded
+	publishFail atomic.Uint64 // snapshot captures or uploads that failed
+	publishedAt atomic.Int64  // UnixNano of the last upload, 0 if none
 }
 
 type keyState struct {
@@ -1008,6 +1010,7 @@ func (f *Follower) maybePublish(ctx context.Context) {
 	upload, err := f.captureSnapshot(ctx, sc)
 	if err != nil {
 		f.log.Warn("follow: capturing a snapshot failed", "err", err)
+		f.publishFail.Add(1)
 		return
 	}
 	if upload == nil {
@@ -1019,9 +1022,11 @@ func (f *Follower) maybePublish(ctx context.Context) {
 		if err := upload(ctx); err != nil {
 			if ctx.Err() == nil {
 				f.log.Warn("follow: uploading a snapshot failed", "err", err)
+				f.publishFail.Add(1)
 			}
 			return
 		}
 		f.published.Add(1)
+		f.publishedAt.Store(time.Now().UnixNano())
 	}()
 }
