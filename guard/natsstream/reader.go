@@ -195,7 +195,7 @@ type State struct {
 // Info asks the server for the stream's state and the consumer's pending
 // count: two JetStream API requests, bounded by ctx. after is the caller's
 // position, used only when there is no consumer to ask (Undelivered is
-// then LastSeq − after). It counts as contact on success and is safe for
+// then LastSeq − after, at most the number of messages the stream holds). It counts as contact on success and is safe for
 // concurrent use with Next.
 func (r *Reader) Info(ctx context.Context, after uint64) (State, error) {
 	st, err := r.js.Stream(ctx, r.stream)
@@ -220,7 +220,9 @@ func (r *Reader) Info(ctx context.Context, after uint64) (State, error) {
 		}
 	}
 	if !out.Known && s.LastSeq > after {
-		out.Undelivered = s.LastSeq - after
+		// Count only messages the stream holds: after a purge or with
+		// retention, LastSeq − after exceeds them.
+		out.Undelivered = min(s.LastSeq-after, s.Msgs)
 	}
 	r.touch()
 	return out, nil
@@ -232,14 +234,23 @@ func (r *Reader) Close() {
 	<-r.done
 }
 
+// createTimeout bounds looking up the stream and creating a consumer: a
+// healthy cluster answers in milliseconds; a request that went to a peer
+// that just died is abandoned and retried at once (quickRetries).
+const createTimeout = 1500 * time.Millisecond
+
+// quickRetries is how many consecutive broken consumers are retried
+// without backoff before the backoff (50 ms doubling to 2 s) starts.
+const quickRetries = 3
+
 func (r *Reader) run(ctx context.Context, after uint64) {
 	defer close(r.done)
 	defer close(r.ch)
-	backoff := time.Duration(0)
+	backoff, fails := time.Duration(0), 0
 	for ctx.Err() == nil {
 		next, err := r.consume(ctx, after)
 		if next > after {
-			backoff = 0
+			backoff, fails = 0, 0
 		}
 		after = next
 		if ctx.Err() != nil {
@@ -255,7 +266,12 @@ func (r *Reader) run(ctx context.Context, after uint64) {
 		}
 		r.fail(err)
 		r.resets.Add(1)
-		backoff = min(max(2*backoff, 50*time.Millisecond), 2*time.Second)
+		// The first retries after a break are immediate: after a node
+		// dies the client has usually reconnected to another one, and a
+		// consumer placed on the dead peer only needs a second try.
+		if fails++; fails > quickRetries {
+			backoff = min(max(2*backoff, 50*time.Millisecond), 2*time.Second)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -267,7 +283,7 @@ func (r *Reader) run(ctx context.Context, after uint64) {
 // consume runs one consumer from after+1 until it breaks; it returns the
 // stream sequence of the last message it handed out.
 func (r *Reader) consume(ctx context.Context, after uint64) (uint64, error) {
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, createTimeout)
 	st, err := r.js.Stream(cctx, r.stream)
 	if err != nil {
 		cancel()

@@ -252,6 +252,7 @@ func Run(ctx context.Context, o Options) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
+	fol.endWaits() // FOLLOW.WAIT replies before connections drain
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

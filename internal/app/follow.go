@@ -23,6 +23,14 @@ func (f *follower) close() {
 	}
 }
 
+// endWaits ends blocked FOLLOW.WAIT calls with the current position
+// (nil-safe); called when shutdown begins, before connections drain.
+func (f *follower) endWaits() {
+	if f != nil {
+		f.f.EndWaits()
+	}
+}
+
 // startFollow starts `serve --follow`: after recovery, with the AOF
 // attached, before serving. It loads the configuration, starts the
 // follower (embedded NATS or a connection to the configured URL), makes

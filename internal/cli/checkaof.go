@@ -103,7 +103,11 @@ func checkAOFDir(out io.Writer, dir string, fix bool) error {
 			fmt.Fprintf(out, "dump.pdb is damaged: --fix cannot repair it; restore %s from a backup (see docs/OPERATIONS.md, backup and restore)\n", r.Snapshot)
 			return errDamaged
 		}
-		fmt.Fprintf(out, "run `probly check-aof --fix --dir %s` to truncate the log to the last good record (backups are kept as *.bak)\n", dir)
+		what := "to truncate the log to the last good record"
+		if r.Gap != 0 && r.Gap == r.SnapshotGen && len(r.Files) == 0 {
+			what = fmt.Sprintf("to create the missing %s empty, so that the server starts from dump.pdb alone (writes after the snapshot are lost)", fmt.Sprintf("appendonly.%d.aof", r.Gap))
+		}
+		fmt.Fprintf(out, "run `probly check-aof --fix --dir %s` %s (backups are kept as *.bak)\n", dir, what)
 		return errDamaged
 	}
 	actions, after, err := persist.Fix(dir, app.Decode)

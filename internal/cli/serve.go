@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 
@@ -90,7 +91,9 @@ kb = 1024). See docs/OPERATIONS.md.`,
 			}
 			err := app.Run(context.Background(), o)
 			if errors.Is(err, app.ErrInvalidOptions) {
-				return usagef("serve: %v", err)
+				// Exit 2 like a usage error, but print only the error:
+				// the usage text would bury it (shown: nothing to add).
+				return usageError{err: fmt.Errorf("serve: %w", err), shown: true}
 			}
 			return err
 		}),

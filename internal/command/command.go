@@ -70,6 +70,10 @@ type Spec struct {
 	Name  string // lowercase registered name, e.g. "bf.add"
 	Arity int    // Redis convention: >0 exact argc, <0 at least -Arity
 	Flags Flags
+	// Mutates marks a command that changes keys although its Flags do not
+	// say write (RedisBloom flags CF.COMPACT readonly; COMMAND reports
+	// that). Write guards use Writes, which counts it.
+	Mutates bool
 	// FirstKey, LastKey and Step are the legacy key positions COMMAND
 	// reports and the server guards: the first key (0 if none), the last
 	// one (-1 = last argument) and the distance between keys. Table.Add
@@ -135,6 +139,10 @@ func (s *Spec) WriteRange(argc int) (first, last, step int) {
 	}
 	return r.First, min(last, argc-1), max(r.Step, 1)
 }
+
+// Writes reports whether s may change keys: FlagWrite or Mutates. Write
+// guards (read-only replicas, followed keys) must use it, not FlagWrite.
+func (s *Spec) Writes() bool { return s.Flags&FlagWrite != 0 || s.Mutates }
 
 // LogFailed answers a command whose change was applied in memory but
 // could not be logged (the AOF refused the record): "ERR " and the error.

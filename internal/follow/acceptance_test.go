@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,7 +29,8 @@ import (
 // listener, for tests that go through the server's dispatch.
 type served struct {
 	c       *redis.Client
-	metrics string // http://host:port
+	metrics string       // http://host:port
+	stop    func() error // shuts the server down (as SIGTERM does) and returns app.Run's error
 }
 
 func serveFollow(t *testing.T, cfgJSON string) *served {
@@ -52,10 +54,15 @@ func serveFollow(t *testing.T, cfgJSON string) *served {
 	}()
 	s := &served{c: redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Protocol: 2, MaxRetries: -1}),
 		metrics: "http://" + mln.Addr().String()}
+	var once sync.Once
+	var runErr error
+	s.stop = func() error {
+		once.Do(func() { cancel(); runErr = <-done })
+		return runErr
+	}
 	t.Cleanup(func() {
 		s.c.Close()
-		cancel()
-		if err := <-done; err != nil {
+		if err := s.stop(); err != nil {
 			t.Error(err)
 		}
 	})
@@ -232,6 +239,9 @@ func TestBootstrapFromSnapshot(t *testing.T) {
 	before := a.info()["follow_snapshots_published"]
 	if !testutil.Eventually(t, 30*time.Second, func() bool { return a.info()["follow_snapshots_published"] != before }) {
 		t.Fatalf("no snapshot published: %v", a.info())
+	}
+	if age, err := strconv.ParseFloat(a.info()["follow_snapshot_age_seconds"], 64); err != nil || age < 0 || age > 60 {
+		t.Fatalf("follow_snapshot_age_seconds after a publication: %v", a.info())
 	}
 	st, err := ns.js.Stream(ctx, "USERS")
 	if err != nil {

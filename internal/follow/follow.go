@@ -157,6 +157,8 @@ type Follower struct {
 	replays    atomic.Uint64
 	messages   atomic.Uint64
 	wake       atomic.Pointer[chan struct{}] // closed when applied moves
+	waitsEnd   chan struct{}                 // closed by EndWaits
+	endOnce    sync.Once
 	// server is the URL of the NATS server the connection is on (nil while
 	// disconnected), kept by the connection handlers so that INFO and
 	// /readyz never wait for the connection's lock (held while it
@@ -174,6 +176,8 @@ type Follower struct {
 	captured    uint64 // the position of the last capture
 	uploading   atomic.Bool
 	published   atomic.Uint64 // snapshots uploaded
+	publishFail atomic.Uint64 // snapshot captures or uploads that failed
+	publishedAt atomic.Int64  // UnixNano of the last upload, 0 if none
 }
 
 type keyState struct {
@@ -208,6 +212,7 @@ func New(cfg *Config, d Deps) (*Follower, error) {
 	f.setState(StateStarting)
 	ch := make(chan struct{})
 	f.wake.Store(&ch)
+	f.waitsEnd = make(chan struct{})
 	return f, nil
 }
 
@@ -798,9 +803,16 @@ func (f *Follower) notify() {
 	close(*f.wake.Swap(&ch))
 }
 
+// EndWaits makes every current and later WaitApplied return the applied
+// position at once. The server calls it when shutdown begins, so that
+// FOLLOW.WAIT clients get their reply before connections drain.
+// Idempotent; safe for concurrent use.
+func (f *Follower) EndWaits() { f.endOnce.Do(func() { close(f.waitsEnd) }) }
+
 // WaitApplied blocks until the follower has applied every change up to
 // stream position seq (the sequence a publish acknowledgement returns),
-// ctx ends or the follower stops, and returns the applied position then:
+// ctx ends, EndWaits is called or the follower stops, and returns the
+// applied position then:
 // ≥ seq when reached. Reads of the followed keys after it returns ≥ seq
 // reflect every change up to seq. Safe for concurrent use; costs one
 // channel wait per applied batch.
@@ -814,6 +826,8 @@ func (f *Follower) WaitApplied(ctx context.Context, seq uint64) uint64 {
 		select {
 		case <-ch:
 		case <-ctx.Done():
+			return f.applied.Load()
+		case <-f.waitsEnd:
 			return f.applied.Load()
 		}
 	}
@@ -996,6 +1010,7 @@ func (f *Follower) maybePublish(ctx context.Context) {
 	upload, err := f.captureSnapshot(ctx, sc)
 	if err != nil {
 		f.log.Warn("follow: capturing a snapshot failed", "err", err)
+		f.publishFail.Add(1)
 		return
 	}
 	if upload == nil {
@@ -1007,9 +1022,11 @@ func (f *Follower) maybePublish(ctx context.Context) {
 		if err := upload(ctx); err != nil {
 			if ctx.Err() == nil {
 				f.log.Warn("follow: uploading a snapshot failed", "err", err)
+				f.publishFail.Add(1)
 			}
 			return
 		}
 		f.published.Add(1)
+		f.publishedAt.Store(time.Now().UnixNano())
 	}()
 }

@@ -72,6 +72,7 @@ func TestFollowedKeysReadOnly(t *testing.T) {
 		{"CF.ADD", "sessions", "intruder"},
 		{"CF.DEL", "sessions", "session-0"},
 		{"CF.RESERVE", "sessions", "100"},
+		{"CF.COMPACT", "sessions"},
 		{"DEL", "users"},
 		{"DEL", "other", "sessions"},
 		{"UNLINK", "sessions"},

@@ -58,9 +58,22 @@ const (
 	DefaultSnapshotBucket   = "probly-snapshots"
 	DefaultSnapshotInterval = 60 * time.Second
 	DefaultSnapshotMaxBytes = 1 << 30
-	// snapshotIOTimeout bounds one publication or one download.
+	// snapshotIOTimeout bounds one download (bootstrap, at start-up,
+	// whose size is not known in advance).
 	snapshotIOTimeout = 5 * time.Minute
+	// snapshotMinRate is the slowest upload throughput accepted (bytes/s)
+	// and snapshotBaseTimeout the fixed part of an upload's bound.
+	snapshotMinRate     = 4 << 20
+	snapshotBaseTimeout = 10 * time.Second
 )
+
+// uploadTimeout bounds publishing a snapshot of n bytes: a few seconds
+// plus n at snapshotMinRate, so that a stalled or dead NATS node costs
+// seconds for a small snapshot, not minutes; the next snapshot cycle
+// retries.
+func uploadTimeout(n int) time.Duration {
+	return snapshotBaseTimeout + time.Duration(n)*time.Second/snapshotMinRate
+}
 
 // normalize applies the defaults and validates c. Errors name the field
 // (`"snapshot.interval" …`).
@@ -308,7 +321,7 @@ func (f *Follower) captureSnapshot(ctx context.Context, sc *SnapshotConfig) (fun
 	// The upload: skipped if the bucket already holds a snapshot at the
 	// same or a later position that still fits the stream.
 	return func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, snapshotIOTimeout)
+		ctx, cancel := context.WithTimeout(ctx, uploadTimeout(len(data)))
 		defer cancel()
 		if newest, err := publishedPosition(ctx, f.js, sc.Bucket, f.cfg.Stream); err == nil && newest >= pos {
 			st, err := f.js.Stream(ctx, f.cfg.Stream)

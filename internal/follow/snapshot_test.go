@@ -680,3 +680,15 @@ func TestPublishAndBootstrap(t *testing.T) {
 		t.Fatalf("bootstrap off: %v %v", loaded, err)
 	}
 }
+
+// TestUploadTimeout: a snapshot upload to a stalled NATS node is given up
+// after seconds for a small snapshot (retried on the next cycle), and the
+// bound grows with the size so that a large one on a slow link can finish.
+func TestUploadTimeout(t *testing.T) {
+	if d := uploadTimeout(1 << 20); d > 15*time.Second {
+		t.Errorf("1 MiB snapshot: upload bound %v, want ≤ 15 s", d)
+	}
+	if d := uploadTimeout(DefaultSnapshotMaxBytes); d < time.Duration(DefaultSnapshotMaxBytes/snapshotMinRate)*time.Second {
+		t.Errorf("1 GiB snapshot: upload bound %v is below its transfer time at %d B/s", d, snapshotMinRate)
+	}
+}

@@ -146,7 +146,7 @@ func (f *Follower) Info(kv func(key string, value any)) {
 	kv("follow_max_stale_ms", time.Duration(f.cfg.MaxStale).Milliseconds())
 	kv("follow_applied_seq", f.applied.Load())
 	kv("follow_stream_first_seq", f.streamHead.Load())
-	kv("follow_stream_last_seq", f.streamLast.Load())
+	kv("follow_stream_last_seq", f.streamLastSeq())
 	kv("follow_lag", f.lag.Load())
 	kv("follow_messages_applied", f.messages.Load())
 	kv("follow_replays", f.replays.Load())
@@ -156,6 +156,8 @@ func (f *Follower) Info(kv func(key string, value any)) {
 	}
 	kv("follow_consumer_resets", resets)
 	kv("follow_snapshots_published", f.published.Load())
+	kv("follow_snapshot_failures", f.publishFail.Load())
+	kv("follow_snapshot_age_seconds", f.snapshotAge())
 	last := ""
 	if e := f.lastErr.Load(); e != nil {
 		last = strings.NewReplacer("\r", " ", "\n", " ").Replace(*e)
@@ -227,6 +229,8 @@ func (f *Follower) Collector() prometheus.Collector {
 	c.halted = d("halted", "1 while applying is stopped by an error (retried).")
 	c.msgs = d("messages_applied_total", "Change messages applied.")
 	c.replays = d("replays_total", "Times the stream was replayed from the start after followed data was removed.")
+	c.snapFail = d("snapshot_failures_total", "Snapshot captures or uploads to the bucket that failed (retried on the next cycle).")
+	c.snapAge = d("snapshot_age_seconds", "Seconds since this follower last published a snapshot to the bucket; -1 before the first.")
 	c.events = d("events_total", "Changes applied per key and kind; ignored: deletes a Bloom filter cannot apply.", "key", "op")
 	return c
 }
@@ -234,11 +238,11 @@ func (f *Follower) Collector() prometheus.Collector {
 type collector struct {
 	f                                                         *Follower
 	applied, last, lag, caught, halted, msgs, replays, events *prometheus.Desc
-	connected, contact, resets                                *prometheus.Desc
+	connected, contact, resets, snapFail, snapAge             *prometheus.Desc
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.applied, c.last, c.lag, c.caught, c.halted, c.msgs, c.replays, c.events, c.connected, c.contact, c.resets} {
+	for _, d := range []*prometheus.Desc{c.applied, c.last, c.lag, c.caught, c.halted, c.msgs, c.replays, c.events, c.connected, c.contact, c.resets, c.snapFail, c.snapAge} {
 		ch <- d
 	}
 }
@@ -255,7 +259,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}
 	g(c.applied, float64(f.applied.Load()))
-	g(c.last, float64(f.streamLast.Load()))
+	g(c.last, float64(f.streamLastSeq()))
 	g(c.lag, float64(f.lag.Load()))
 	g(c.caught, b(f.CaughtUp()))
 	g(c.connected, b(f.Connected()))
@@ -268,9 +272,26 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	g(c.halted, b(f.State() == StateHalted))
 	ch <- prometheus.MustNewConstMetric(c.msgs, prometheus.CounterValue, float64(f.messages.Load()))
 	ch <- prometheus.MustNewConstMetric(c.replays, prometheus.CounterValue, float64(f.replays.Load()))
+	ch <- prometheus.MustNewConstMetric(c.snapFail, prometheus.CounterValue, float64(f.publishFail.Load()))
+	g(c.snapAge, f.snapshotAge())
 	for _, ks := range f.keys {
 		ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(ks.adds.Load()), ks.name, "add")
 		ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(ks.deletes.Load()), ks.name, "delete")
 		ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(ks.ignoredDeletes.Load()), ks.name, "ignored_delete")
 	}
+}
+
+// streamLastSeq is the stream's last sequence as far as the follower
+// knows: the last poll's, or the applied position if that is further (the
+// poll runs once a second; applying goes on between polls).
+func (f *Follower) streamLastSeq() uint64 { return max(f.streamLast.Load(), f.applied.Load()) }
+
+// snapshotAge is the seconds since this follower last published a
+// snapshot, -1 before the first.
+func (f *Follower) snapshotAge() float64 {
+	at := f.publishedAt.Load()
+	if at == 0 {
+		return -1
+	}
+	return time.Since(time.Unix(0, at)).Seconds()
 }

@@ -131,6 +131,7 @@ func TestWriteGuardRefusesWrites(t *testing.T) {
 		{"DEL", "bfk"},
 		{"DEL", "free", "cfk"}, // any written key owned: refused whole
 		{"UNLINK", "hll"},
+		{"CF.COMPACT", "cfk"}, // flagged readonly (as RedisBloom does), but mutates
 		{"UNLINK", "free", "str"},
 		{"FLUSHALL"},
 		{"FLUSHALL", "ASYNC"},
@@ -150,7 +151,7 @@ func TestWriteGuardRefusesWrites(t *testing.T) {
 			specs = top.Subcommands
 		}
 		for _, s := range specs {
-			if s.Flags&command.FlagWrite == 0 {
+			if !s.Writes() {
 				continue
 			}
 			argc := s.Arity

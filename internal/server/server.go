@@ -942,7 +942,7 @@ func (c *client) dispatch(args [][]byte) string {
 		c.s.log.Error("command wrote no reply", "command", o.Spec.Name, "conn_id", c.conn.ID)
 	}
 	c.reply.Proto = c.conn.Proto
-	if o.Seq == 0 && o.Spec.Flags&command.FlagWrite != 0 {
+	if o.Seq == 0 && o.Spec.Writes() {
 		c.unlogged = true
 	}
 	return o.Spec.Name
@@ -1002,7 +1002,7 @@ func (c *client) admit(spec *command.Spec, args [][]byte) string {
 	case (spec.Flags&command.FlagDenyOOM != 0 || c.tx.multi && queuesUnderOOM(spec)) && c.s.mem.over():
 		return oomMsg
 	// The write guard (SetWriteGuard): one branch when none is set.
-	case c.s.guard != nil && spec.Flags&command.FlagWrite != 0 && writesGuarded(c.s.guard, spec, args):
+	case c.s.guard != nil && spec.Writes() && writesGuarded(c.s.guard, spec, args):
 		return readOnlyMsg
 	}
 	return ""

@@ -277,7 +277,7 @@ func (c *client) Exec(ctx *command.Ctx) {
 		c.res.releaseAll()
 		ctx.R.Proto = c.conn.Proto // HELLO inside the transaction
 		maxSeq = max(maxSeq, o.Seq)
-		if o.Ran && o.Seq == 0 && o.Spec.Flags&command.FlagWrite != 0 {
+		if o.Ran && o.Seq == 0 && o.Spec.Writes() {
 			c.unlogged = true
 		}
 	}

@@ -89,8 +89,9 @@ func (h *handlers) specs() []*command.Spec {
 			Doc: command.Doc{Summary: "Deletes an item from a Cuckoo Filter", Since: since, Complexity: oK,
 				Args: []command.Arg{keyArg, item}}},
 		// RedisBloom registers CF.COMPACT "readonly fast" although it
-		// mutates; COMMAND reports the same. It is logged all the same.
-		{Name: "cf.compact", Arity: 2, Flags: r, ACL: command.ACLCuckoo, Handler: h.compact,
+		// mutates; COMMAND reports the same. It is logged all the same,
+		// and write guards refuse it (Mutates).
+		{Name: "cf.compact", Arity: 2, Flags: r, Mutates: true, ACL: command.ACLCuckoo, Handler: h.compact,
 			FirstKey: 1, LastKey: 1, Step: 1},
 		{Name: "cf.info", Arity: 2, Flags: r, ACL: command.ACLCuckoo, Handler: h.info,
 			Keys: key(command.KeyRO, ""),
