@@ -321,7 +321,12 @@ func TestNoQuadraticSparse(t *testing.T) {
 			delta := ms.TotalAlloc - before
 			if b[4] == encDense {
 				dense++
-				if dense > 1 && delta > 4096 { // the promotion batch allocates the dense string once
+				// The promotion batch allocates the dense string (12 KiB)
+				// once; a later batch that copies it again allocates at
+				// least that much. TotalAlloc is process-wide, so other
+				// goroutines' allocations may land in a batch: allow
+				// 8 KiB (a batch measured 5,320 bytes once under load).
+				if dense > 1 && delta > 8192 {
 					t.Fatalf("dense batch at %d elements allocated %d bytes", i, delta)
 				}
 			} else {
