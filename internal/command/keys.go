@@ -74,3 +74,27 @@ func (c *Ctx) settle(seq uint64, err error, status string) bool {
 	}
 	return true
 }
+
+// Load stores v, decoded from a state record `rec key <encoding>`
+// (c.Args[1] and c.Args[2]), under the key, as the sketch families' load
+// records do (a MERGE logged as its result): it reserves the value's
+// memory (answering oom if refused), answers WRONGTYPE for a key holding
+// another type, replaces a key of type T, logs the record again and
+// answers OK.
+func Load[T keyspace.Value](c *Ctx, rec []byte, v T, oom string) {
+	key := c.Args[1]
+	if !c.Reserve(uint64(len(key)) + v.MemoryUsage()) {
+		c.R.Error(oom)
+		return
+	}
+	if c.Update(key, func(tx *keyspace.Txn) string {
+		if _, st := As[T](tx.Value); st == KeyWrongType {
+			return ErrWrongType
+		}
+		tx.Set(v)
+		_ = tx.Log(rec, key, c.Args[2])
+		return ""
+	}) {
+		c.R.OK()
+	}
+}

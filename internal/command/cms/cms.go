@@ -399,19 +399,5 @@ func loadRec(c *command.Ctx) {
 		c.R.Error(errLoad)
 		return
 	}
-	key := c.Args[1]
-	if !c.Reserve(uint64(len(key)) + v.MemoryUsage()) {
-		c.R.Error(command.ErrOOM)
-		return
-	}
-	if c.Update(key, func(tx *keyspace.Txn) string {
-		if _, st := command.As[*Value](tx.Value); st == command.KeyWrongType {
-			return command.ErrWrongType
-		}
-		tx.Set(v)
-		_ = tx.Log(recLoad, key, c.Args[2])
-		return ""
-	}) {
-		c.R.OK()
-	}
+	command.Load(c, recLoad, v, command.ErrOOM)
 }

@@ -488,24 +488,10 @@ func (h *handlers) compress(c *command.Ctx) {
 
 // _TDIGEST.LOAD key encoding (TDIGEST.MERGE's logged result)
 func (h *handlers) load(c *command.Ctx) {
-	key := c.Args[1]
 	v, err := Decode(c.Args[2])
 	if err != nil {
 		c.R.Error(errLoadArgs + ": " + err.Error())
 		return
 	}
-	if !c.Reserve(uint64(len(key)) + v.MemoryUsage()) {
-		c.R.Error(errAllocDest)
-		return
-	}
-	if c.Update(key, func(tx *keyspace.Txn) string {
-		if _, st := command.As[*Value](tx.Value); st == command.KeyWrongType {
-			return command.ErrWrongType
-		}
-		tx.Set(v)
-		_ = tx.Log(recLoad, key, c.Args[2])
-		return ""
-	}) {
-		c.R.OK()
-	}
+	command.Load(c, recLoad, v, errAllocDest)
 }
