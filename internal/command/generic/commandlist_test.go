@@ -45,7 +45,10 @@ func TestSpecsDeclared(t *testing.T) {
 				if nested != (len(a.Args) > 0) || (a.Type == command.ArgPureToken && a.Token == "") {
 					t.Errorf("%s: argument %q of type %s with %d sub-arguments, token %q", name, a.Name, a.Type, len(a.Args), a.Token)
 				}
-				if a.Type == command.ArgKey && (a.KeySpec < 0 || a.KeySpec >= len(s.Keys)) {
+				// RedisBloom's TDIGEST.MERGE names key spec 1 of 1 for its
+				// sources (src/cmd_info/tdigest_info.c), and Redis reports it.
+				dangling := name == "tdigest.merge" && a.Name == "source-key" && a.KeySpec == len(s.Keys)
+				if a.Type == command.ArgKey && !dangling && (a.KeySpec < 0 || a.KeySpec >= len(s.Keys)) {
 					t.Errorf("%s: key argument %q refers to key spec %d of %d", name, a.Name, a.KeySpec, len(s.Keys))
 				}
 				walk(a.Args)
