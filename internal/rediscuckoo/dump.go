@@ -36,8 +36,8 @@ func (c *Filter) Header() []byte {
 // fit budget (0 = DefaultBudget); nothing is allocated before the header is validated
 // and sized. Rules: bucketSize 1 … 255, numFilters 1 … maxFilters,
 // maxIterations ≥ 1, expansion 0 or a power of two ≤ 32768, expansion 0 ⇒
-// one sub-filter, numBuckets a power of two ≤ 2^56, all tables within the
-// budget.
+// one sub-filter, numBuckets a power of two ≤ 2^56, every sub-filter at most
+// MaxSubFilterSlots slots, all tables within the budget.
 func DecodeHeader(data []byte, maxFilters int, budget uint64) (*Filter, error) {
 	h, err := parseHeader(data, maxFilters, budget)
 	if err != nil {
@@ -109,7 +109,11 @@ func parseHeader(data []byte, maxFilters int, budget uint64) (*header, error) {
 	shift := uint(bits.TrailingZeros64(uint64(exp)))
 	var heap uint64
 	for i := range h.nf {
-		heap += keyspace.HeapSize(buckets << (shift * uint(i)) * uint64(bs))
+		slots := buckets << (shift * uint(i)) * uint64(bs)
+		if slots > MaxSubFilterSlots {
+			return nil, ErrBadHeader
+		}
+		heap += keyspace.HeapSize(slots)
 	}
 	if h.mem = memoryUsage(heap, h.nf); h.mem > h.cfg.MaxBytes {
 		return nil, ErrBadHeader

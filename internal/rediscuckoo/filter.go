@@ -45,6 +45,7 @@ import (
 	"github.com/probly/probly/internal/cuckooraw"
 	"github.com/probly/probly/internal/hashing"
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/sysmem"
 )
 
 // TypeName is the TYPE reply for a cuckoo key (RedisBloom's module type).
@@ -54,10 +55,18 @@ const TypeName = "MBbloomCF"
 // bytes one filter may hold in all its sub-filters, 128 MiB.
 const DefaultBudget = 128 << 20
 
-// MaxBudget is the largest budget: every slot index then fits the 32 bits
-// RedisBloom computes it in, so positions are RedisBloom's for every
-// filter this package builds.
-const MaxBudget = 1<<32 - 1
+// MaxBudget is the largest budget (cf-max-filter-bytes): the memory
+// available to the process (sysmem.Available), and at least 2^32−1 where
+// that is smaller or unknown. Read once at start-up.
+var MaxBudget = max(uint64(1<<32-1), sysmem.Available())
+
+// MaxSubFilterSlots is the most slots (buckets × bucket size) one
+// sub-filter may have: RedisBloom computes a slot index (bucket ·
+// bucketSize) in 32 bits, so up to 2^32 slots every position is
+// RedisBloom's, and a larger sub-filter would be indexed differently.
+// Headers declaring one are refused, and growth into one fails with
+// ErrInsufficientMemory.
+const MaxSubFilterSlots = 1 << 32
 
 // Limits of RedisBloom's parameters (spec §2.1, §3).
 const (
@@ -287,6 +296,9 @@ func (c *Filter) GrowthSize() (uint64, error) {
 	nf := raw.SubFilters(c.f)
 	total, err := raw.TableBytes(cfg, nf+1)
 	if err != nil || total < raw.SizeBytes(c.f) {
+		return 0, ErrInsufficientMemory
+	}
+	if total-raw.SizeBytes(c.f) > MaxSubFilterSlots {
 		return 0, ErrInsufficientMemory
 	}
 	n := keyspace.HeapSize(total-raw.SizeBytes(c.f)) + SubFilterOverhead

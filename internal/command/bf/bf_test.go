@@ -86,7 +86,7 @@ func TestRegistration(t *testing.T) {
 			t.Errorf("%s: %+v", name, s)
 		}
 	}
-	for _, p := range [][2]string{{"bf-error-rate", "0.01"}, {"bf-initial-size", "100"}, {"bf-expansion-factor", "2"}, {"bf-max-filter-bytes", "134217728"}} {
+	for _, p := range [][2]string{{"bf-error-rate", "0.01"}, {"bf-initial-size", "100"}, {"bf-expansion-factor", "2"}, {"bf-max-filter-bytes", fmt.Sprint(DefaultFilterBytes)}} {
 		if v, ok := e.cfg.Get(p[0]); !ok || v != p[1] {
 			t.Errorf("config %s = %q %v", p[0], v, ok)
 		}
@@ -132,6 +132,10 @@ func TestArity(t *testing.T) {
 func TestReserve(t *testing.T) {
 	e := newEnv(t)
 	e.setString("s")
+	// The 1.2 GB filter below must be refused by the cap, not allocated.
+	if err := e.cfg.Set("bf-max-filter-bytes", "134217728"); err != nil {
+		t.Fatal(err)
+	}
 	for _, v := range []struct {
 		want string
 		args []string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/redisbloom"
+	"github.com/probly/probly/internal/sysmem"
 )
 
 // Limits from RedisBloom 8.x (spec §1.2, §3).
@@ -32,7 +33,7 @@ func newSettings() *settings {
 	s.errorRate.Store(math.Float64bits(0.01))
 	s.initialSize.Store(100)
 	s.expansion.Store(2)
-	s.maxBytes.Store(redisbloom.DefaultBudget)
+	s.maxBytes.Store(DefaultFilterBytes)
 	return s
 }
 
@@ -40,8 +41,16 @@ func (s *settings) defaults() (errorRate float64, capacity uint64, expansion uin
 	return math.Float64frombits(s.errorRate.Load()), s.initialSize.Load(), uint32(s.expansion.Load())
 }
 
-// MaxFilterBytes is the largest value of bf-max-filter-bytes (128 GiB).
-const MaxFilterBytes = 1 << 37
+// MaxFilterBytes is the largest value of bf-max-filter-bytes: the memory
+// available to the process (sysmem.Available), and at least 128 GiB.
+// Read once at start-up.
+var MaxFilterBytes = max(uint64(1<<37), sysmem.Available())
+
+// DefaultFilterBytes is the default of bf-max-filter-bytes: a quarter of
+// the memory available to the process (sysmem.FilterCap), at least
+// redisbloom.DefaultBudget (128 MiB, also the value where the memory
+// cannot be read). Read once at start-up.
+var DefaultFilterBytes = sysmem.FilterCap(sysmem.Available(), redisbloom.DefaultBudget)
 
 func (s *settings) budget() uint64 { return s.maxBytes.Load() }
 
@@ -78,10 +87,11 @@ func intParam(name string, lo, hi int64, store func(int64)) config.Param {
 //	bf-error-rate        0.01  (0, 1)        > 0.25 is used as 0.25
 //	bf-initial-size      100   [1, 2^30]
 //	bf-expansion-factor  2     [0, 32768]    0 ⇒ new filters are non-scaling
-//	bf-max-filter-bytes  128 MiB [64, 2^40/8]  probly only: the most bytes of
-//	                     bit arrays one Bloom key may hold; creating, growing
-//	                     or loading beyond it is refused with RedisBloom's
-//	                     out-of-memory strings.
+//	bf-max-filter-bytes  DefaultFilterBytes [64, MaxFilterBytes]  probly
+//	                     only: the most bytes one Bloom key may hold (a
+//	                     quarter of the machine's or cgroup's memory by
+//	                     default); creating, growing or loading beyond it
+//	                     is refused with RedisBloom's out-of-memory strings.
 func (s *settings) params() []config.Param {
 	errRate := config.Param{
 		Name:    "bf-error-rate",
@@ -102,7 +112,7 @@ func (s *settings) params() []config.Param {
 	initial.Default = "100"
 	expansion := intParam("bf-expansion-factor", 0, maxExpansion, func(n int64) { s.expansion.Store(uint64(n)) })
 	expansion.Default = "2"
-	budget := intParam("bf-max-filter-bytes", 64, MaxFilterBytes, func(n int64) { s.maxBytes.Store(uint64(n)) })
-	budget.Default = fmt.Sprint(redisbloom.DefaultBudget)
+	budget := intParam("bf-max-filter-bytes", 64, int64(min(MaxFilterBytes, 1<<62)), func(n int64) { s.maxBytes.Store(uint64(n)) })
+	budget.Default = fmt.Sprint(DefaultFilterBytes)
 	return []config.Param{errRate, initial, expansion, budget}
 }

@@ -108,7 +108,7 @@ func TestMaxMemoryReserveGrowth(t *testing.T) {
 
 // Issue 13: a 53 MB BF.LOADCHUNK header declaring 1,000,000 links of
 // 8 bytes. Its real memory (~170 MB: each link's Filter and slots, not
-// only its 8 bytes of bits) is over the default 128 MiB bf-max-filter-bytes,
+// only its 8 bytes of bits) is over a 128 MiB bf-max-filter-bytes,
 // so it is refused and nothing is created or logged. Within a budget that
 // holds it, it is admitted and used_memory counts all of it.
 func TestLoadChunkMillionLinks(t *testing.T) {
@@ -130,6 +130,9 @@ func TestLoadChunkMillionLinks(t *testing.T) {
 		hdr = append(hdr, 0)
 	}
 	e := newEnv(t)
+	if err := e.cfg.Set("bf-max-filter-bytes", "134217728"); err != nil {
+		t.Fatal(err)
+	}
 	recs := len(e.log.Records())
 	e.expect(2, "-ERR received bad data\r\n", "BF.LOADCHUNK", "big", "1", string(hdr))
 	if e.store.Len() != 0 || e.store.Used() != 0 || len(e.log.Records()) != recs {

@@ -36,7 +36,7 @@ func TestRegistration(t *testing.T) {
 	}
 	for _, p := range [][2]string{
 		{"cf-bucket-size", "2"}, {"cf-initial-size", "1024"}, {"cf-max-iterations", "20"},
-		{"cf-expansion-factor", "1"}, {"cf-max-expansions", "32"}, {"cf-max-filter-bytes", "134217728"},
+		{"cf-expansion-factor", "1"}, {"cf-max-expansions", "32"}, {"cf-max-filter-bytes", fmt.Sprint(DefaultFilterBytes)},
 	} {
 		if v, ok := e.cfg.Get(p[0]); !ok || v != p[1] {
 			t.Errorf("config %s = %q %v", p[0], v, ok)
@@ -86,6 +86,8 @@ func TestArity(t *testing.T) {
 func TestReserve(t *testing.T) {
 	e := newEnv(t)
 	e.setString("s")
+	// The 1 GiB filters below must be refused by the cap, not allocated.
+	e.set("cf-max-filter-bytes", "134217728")
 	for _, v := range []struct {
 		want string
 		args []string
@@ -674,7 +676,7 @@ func TestConfig(t *testing.T) {
 		{"cf-max-iterations", "0"}, {"cf-max-iterations", "65536"},
 		{"cf-expansion-factor", "-1"}, {"cf-expansion-factor", "32769"},
 		{"cf-max-expansions", "0"}, {"cf-max-expansions", "65537"},
-		{"cf-max-filter-bytes", "63"}, {"cf-max-filter-bytes", "4294967296"},
+		{"cf-max-filter-bytes", "63"}, {"cf-max-filter-bytes", fmt.Sprint(rediscuckoo.MaxBudget + 1)},
 	} {
 		if err := e.cfg.Set(bad[0], bad[1]); err == nil {
 			t.Errorf("CONFIG SET %s %s accepted", bad[0], bad[1])

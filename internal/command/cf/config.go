@@ -8,6 +8,7 @@ import (
 	"github.com/probly/probly/internal/command/argparse"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/rediscuckoo"
+	"github.com/probly/probly/internal/sysmem"
 )
 
 // settings are the live values of the cf-* parameters, read without a lock
@@ -28,7 +29,7 @@ func newSettings() *settings {
 	s.maxIterations.Store(20)
 	s.expansion.Store(1)
 	s.maxExpansions.Store(32)
-	s.maxBytes.Store(rediscuckoo.DefaultBudget)
+	s.maxBytes.Store(DefaultFilterBytes)
 	return s
 }
 
@@ -42,6 +43,12 @@ func (s *settings) defaults(capacity uint64) rediscuckoo.Params {
 		Expansion:     uint16(s.expansion.Load()),
 	}
 }
+
+// DefaultFilterBytes is the default of cf-max-filter-bytes: a quarter of
+// the memory available to the process (sysmem.FilterCap), at least
+// rediscuckoo.DefaultBudget (128 MiB, also the value where the memory
+// cannot be read). Read once at start-up.
+var DefaultFilterBytes = sysmem.FilterCap(sysmem.Available(), rediscuckoo.DefaultBudget)
 
 func (s *settings) budget() uint64 { return s.maxBytes.Load() }
 
@@ -90,10 +97,13 @@ func constant(n int64) func() int64 { return func() int64 { return n } }
 //	cf-expansion-factor  1        [0, 32768]   0 ⇒ new filters never grow
 //	cf-max-expansions    32       [1, 65536]   CF.ADD/INSERT refuse a filter
 //	                                           with this many sub-filters
-//	cf-max-filter-bytes  128 MiB  [64, 2^32−1] probly only: the most table
-//	                     bytes one cuckoo key may hold; creating, growing or
-//	                     loading beyond it is refused with RedisBloom's
-//	                     out-of-memory strings.
+//	cf-max-filter-bytes  DefaultFilterBytes  [64, rediscuckoo.MaxBudget]
+//	                     probly only: the most bytes one cuckoo key may
+//	                     hold (a quarter of the machine's or cgroup's
+//	                     memory by default; at most that memory, and at
+//	                     least 2^32−1); creating, growing or loading beyond
+//	                     it is refused with RedisBloom's out-of-memory
+//	                     strings.
 func (s *settings) params() []config.Param {
 	u := func(a *atomic.Uint64) func(int64) { return func(n int64) { a.Store(uint64(n)) } }
 	return []config.Param{
@@ -104,6 +114,6 @@ func (s *settings) params() []config.Param {
 		intParam("cf-max-iterations", "20", constant(1), constant(rediscuckoo.MaxIterations), u(&s.maxIterations)),
 		intParam("cf-expansion-factor", "1", constant(0), constant(rediscuckoo.MaxExpansion), u(&s.expansion)),
 		intParam("cf-max-expansions", "32", constant(1), constant(rediscuckoo.MaxMaxExpansions), u(&s.maxExpansions)),
-		intParam("cf-max-filter-bytes", fmt.Sprint(rediscuckoo.DefaultBudget), constant(64), constant(rediscuckoo.MaxBudget), u(&s.maxBytes)),
+		intParam("cf-max-filter-bytes", fmt.Sprint(DefaultFilterBytes), constant(64), constant(int64(min(rediscuckoo.MaxBudget, 1<<62))), u(&s.maxBytes)),
 	}
 }
