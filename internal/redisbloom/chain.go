@@ -10,7 +10,9 @@
 //   - link sizing of bloom_init with NOROUND|FORCE64 (LinkSize), with a
 //     correctly rounded ln so the bpe doubles match glibc's;
 //   - tightening 0.5: the first link gets error·0.5 (error·1 if
-//     non-scaling), every further link half the previous one, and
+//     non-scaling), every further link half the previous one (no floor:
+//     down to the smallest denormal, then growth fails with
+//     ErrProblemInserting as bloom_init refuses a rate of 0), and
 //     last.entries·expansion items;
 //   - SBChain_Add semantics (bloom.Scalable.TestAndAddHash).
 //
@@ -134,9 +136,12 @@ func scalableConfig(p Params, budget uint64) bloom.ScalableConfig {
 		Capacity:   p.Capacity,
 		ErrorRate:  p.ErrorRate,
 		Tightening: tightening,
-		Sizing:     sizing,
-		MaxBytes:   budget,
-		HashID:     hashMurmur64A,
+		// The smallest positive double: link rates are never floored
+		// (GrowthSize refuses the link whose rate underflows to 0).
+		MinErrorRate: math.SmallestNonzeroFloat64,
+		Sizing:       sizing,
+		MaxBytes:     budget,
+		HashID:       hashMurmur64A,
 	}
 	cfg.Growth = bloom.NoGrowth // growth 0 in a Scalable is non-scaling
 	if !p.NonScaling && p.Expansion != 0 {
@@ -183,7 +188,6 @@ func newSize(p Params, budget uint64) (uint64, error) {
 	if !p.NonScaling {
 		rate *= 1 - tightening
 	}
-	rate = max(rate, bloom.DefaultMinErrorRate)
 	_, _, bytes, _, err := LinkSize(p.Capacity, rate)
 	if err != nil {
 		if errors.Is(err, bloom.ErrTooLarge) {
@@ -281,7 +285,9 @@ func (c *Chain) GrowthSize() (uint64, error) {
 		return 0, ErrProblemInserting
 	}
 	cfg := raw.Config(c.sc)
-	_, _, bytes, _, err := LinkSize(capacity, max(c.lastRate*cfg.Tightening, cfg.MinErrorRate))
+	// No floor: the rate halves until it underflows to 0, which
+	// RedisBloom's bloom_init refuses (LinkSize too).
+	_, _, bytes, _, err := LinkSize(capacity, c.lastRate*cfg.Tightening)
 	if err != nil {
 		return 0, ErrProblemInserting
 	}

@@ -169,12 +169,13 @@ func (h *parsedHeader) build(budget uint64) (*Chain, error) {
 	// chain; a restored chain grows from its last link (SBChain_Add), so
 	// any valid value works here. Use the first link's.
 	cfg := bloom.ScalableConfig{
-		Capacity:   h.links[0].entries,
-		ErrorRate:  h.links[0].errorRate,
-		Tightening: tightening,
-		Sizing:     sizing,
-		MaxBytes:   budget,
-		HashID:     hashMurmur64A,
+		Capacity:     h.links[0].entries,
+		ErrorRate:    h.links[0].errorRate,
+		Tightening:   tightening,
+		MinErrorRate: math.SmallestNonzeroFloat64, // no floor, as New
+		Sizing:       sizing,
+		MaxBytes:     budget,
+		HashID:       hashMurmur64A,
 	}
 	cfg.Growth = bloom.NoGrowth // growth 0 in a Scalable is non-scaling
 	if h.options&OptNoScaling == 0 && h.growth != 0 {

@@ -90,9 +90,9 @@ func TestMemoryUsageMatchesHeap(t *testing.T) {
 		"one large link": func() *Chain {
 			return mustNew(t, Params{ErrorRate: 0.01, Capacity: 1 << 20, Expansion: 2})
 		},
-		"grown to 1500 links": func() *Chain {
+		"grown to 1000 links": func() *Chain {
 			c := mustNew(t, Params{ErrorRate: 0.01, Capacity: 1, Expansion: 1})
-			for i := 0; c.NumFilters() < 1500; i++ {
+			for i := 0; c.NumFilters() < 1000; i++ {
 				if _, err := c.Add([]byte(strconv.Itoa(i))); err != nil {
 					t.Fatal(err)
 				}

@@ -101,3 +101,52 @@ func rss(t *testing.T) int64 {
 	t.Skip("no VmRSS")
 	return 0
 }
+
+// Tiny error rates follow RedisBloom's bloom_init exactly, with no floor.
+// Expected values are RedisBloom's formulas evaluated with glibc's log:
+// bpe = −ln(1e-300·0.5)/0.480453013918201 = 1439.2014516460063, bits =
+// ⌊1000·bpe⌋ rounded up to 64, hashes = ⌈0.693147180559945·bpe⌉.
+func TestTinyErrorRate(t *testing.T) {
+	e := newEnv(t)
+	e.expect(2, ok, "BF.RESERVE", "x", "1e-300", "1000")
+	e.expect(2, "*2\r\n$6\r\nsize:0\r\n$83\r\nbytes:179904 bits:1439232 hashes:998 hashwidth:64 capacity:1000 size:0 ratio:5e-301\r\n",
+		"BF.DEBUG", "x")
+	e.expect(2, "*1\r\n:180000\r\n", "BF.INFO", "x", "SIZE") // 32 + 64 + 179904
+}
+
+// A scaling filter keeps halving each new link's rate, as SBChain_Add
+// does, down to the smallest denormal (4.94066e-324, 1075 hashes, the
+// most bloom_init can produce); the next halving is 0, which bloom_init
+// refuses, so the add fails with "problem inserting into filter". With
+// capacity 1 and expansion 1 that is 78 links (5e-301·2^-77 is the last
+// non-zero rate), each of 1 item.
+func TestTinyErrorRateScaling(t *testing.T) {
+	e := newEnv(t)
+	e.expect(2, ok, "BF.RESERVE", "t", "1e-300", "1", "EXPANSION", "1")
+	// Add distinct items until the chain refuses to grow. An add may
+	// answer 0 (a false positive: with ~1000 probes over ~1500 bits the
+	// double-hashing stride often revisits few bits, in RedisBloom too).
+	added := 0
+	var last string
+	for i := 0; i < 10000; i++ {
+		last = e.do(2, "BF.ADD", "t", strconv.Itoa(i))
+		if last == ":1\r\n" {
+			added++
+		} else if last != ":0\r\n" {
+			break
+		}
+	}
+	if last != "-ERR problem inserting into filter\r\n" {
+		t.Fatalf("last BF.ADD = %q after %d items", last, added)
+	}
+	e.expect(2, "*1\r\n:78\r\n", "BF.INFO", "t", "FILTERS")
+	e.expect(2, "*1\r\n:19888\r\n", "BF.INFO", "t", "SIZE")
+	e.expect(2, "*1\r\n:"+strconv.Itoa(added)+"\r\n", "BF.INFO", "t", "ITEMS")
+	if added != 78 {
+		t.Fatalf("%d items added, want one per link", added)
+	}
+	lines := e.do(2, "BF.DEBUG", "t")
+	if want := "bytes:200 bits:1600 hashes:1075 hashwidth:64 capacity:1 size:1 ratio:4.94066e-324\r\n"; !bytes.HasSuffix([]byte(lines), []byte(want)) {
+		t.Fatalf("last link: %q", lines[max(0, len(lines)-120):])
+	}
+}
