@@ -27,6 +27,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/probly/probly/internal/command/cf"
 	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/follow"
 	"github.com/probly/probly/internal/metrics"
@@ -594,7 +595,7 @@ func TestLimitsFullStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"maxmemory:67108864\r\n", "bf_max_filter_bytes:65536\r\n", "cf_max_filter_bytes:134217728\r\n"} {
+	for _, w := range []string{"maxmemory:67108864\r\n", "bf_max_filter_bytes:65536\r\n", "cf_max_filter_bytes:" + strconv.FormatUint(cf.DefaultFilterBytes, 10) + "\r\n"} {
 		if !strings.Contains(info, w) {
 			t.Errorf("INFO memory lacks %q:\n%s", w, info)
 		}

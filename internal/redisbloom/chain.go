@@ -98,9 +98,14 @@ type Params struct {
 }
 
 // linkMeta is what RedisBloom stores per link that bloom.Link does not.
+// bytes is the link's bit-array size as RedisBloom has it (bits/8): the
+// bloom.Filter holds it rounded up to whole 64-bit words, so a loaded link
+// whose bit count is not a multiple of 64 keeps its own size for
+// SCANDUMP, LOADCHUNK and BF.INFO.
 type linkMeta struct {
-	bpe float64
-	n2  uint8
+	bpe   float64
+	bytes uint64
+	n2    uint8
 }
 
 // Chain is a RedisBloom scalable Bloom filter ("SBChain").
@@ -209,7 +214,7 @@ func (c *Chain) syncMeta() {
 	}
 	links := raw.Links(c.sc)
 	for _, l := range links[len(c.meta):] {
-		c.meta = append(c.meta, linkMeta{bpe: BPE(l.ErrorRate)})
+		c.meta = append(c.meta, linkMeta{bpe: BPE(l.ErrorRate), bytes: raw.FilterBytes(l.Filter)})
 		c.heap += keyspace.HeapSize(raw.FilterBytes(l.Filter))
 	}
 	c.setLast(links)
@@ -225,11 +230,30 @@ func (c *Chain) setLast(links []link) {
 // Errors: ErrFull for a full non-scaling chain, ErrProblemInserting when a
 // new link cannot be allocated (budget exceeded).
 func (c *Chain) Add(item []byte) (bool, error) {
-	a, b := hashing.RedisBloomPair(item)
+	a, b := c.Pair(item)
 	return c.AddHashReserve(a, b, nil)
 }
 
-// AddHash is Add for a precomputed RedisBloomPair.
+// legacySeed is the seed of the first MurmurHash2 of bloom_calc_hash, the
+// hash of chains without FORCE64.
+const legacySeed = 0x9747b28c
+
+// Pair returns item's hash pair for this chain, as RedisBloom's
+// SBChain_GetHash: with FORCE64 (every chain probly creates)
+// hashing.RedisBloomPair; without it (loaded from an old RedisBloom
+// header) a = MurmurHash2(item, 0x9747b28c), b = MurmurHash2(item, a),
+// both 32-bit values widened to 64. Positions are then (a + i·b) mod bits
+// in 64-bit arithmetic in both cases, which is RedisBloom's for every
+// header probly accepts (n2 = 0, or bits = 2^n2).
+func (c *Chain) Pair(item []byte) (a, b uint64) {
+	if c.options&OptForce64 == 0 {
+		x := hashing.Murmur2(item, legacySeed)
+		return uint64(x), uint64(hashing.Murmur2(item, x))
+	}
+	return hashing.RedisBloomPair(item)
+}
+
+// AddHash is Add for a precomputed Pair.
 func (c *Chain) AddHash(a, b uint64) (bool, error) { return c.AddHashReserve(a, b, nil) }
 
 // AddReserve is Add for a live command under a memory limit: when the item
@@ -238,11 +262,11 @@ func (c *Chain) AddHash(a, b uint64) (bool, error) { return c.AddHashReserve(a, 
 // returns ErrOOM and changes nothing. reserve must not block: it runs
 // under the caller's key lock.
 func (c *Chain) AddReserve(item []byte, reserve func(n uint64) bool) (bool, error) {
-	a, b := hashing.RedisBloomPair(item)
+	a, b := c.Pair(item)
 	return c.AddHashReserve(a, b, reserve)
 }
 
-// AddHashReserve is AddReserve for a precomputed RedisBloomPair. Cost
+// AddHashReserve is AddReserve for a precomputed Pair. Cost
 // beyond AddHash's: one comparison, and on the rare add that grows the
 // chain one test of every link and the new link's sizing.
 func (c *Chain) AddHashReserve(a, b uint64, reserve func(n uint64) bool) (bool, error) {
@@ -300,11 +324,11 @@ func (c *Chain) GrowthSize() (uint64, error) {
 
 // Exists reports whether item may be in the chain.
 func (c *Chain) Exists(item []byte) bool {
-	a, b := hashing.RedisBloomPair(item)
+	a, b := c.Pair(item)
 	return c.sc.TestHash(a, b)
 }
 
-// ExistsHash is Exists for a precomputed RedisBloomPair.
+// ExistsHash is Exists for a precomputed Pair.
 func (c *Chain) ExistsHash(a, b uint64) bool { return c.sc.TestHash(a, b) }
 
 // Card returns the number of items inserted (BF.CARD).
@@ -325,11 +349,17 @@ func (c *Chain) Expansion() uint32 { return c.growth }
 // InfoSize is BF.INFO's Size: the C struct sizes on 64-bit,
 // 32 + 64·nfilters + Σ link bytes.
 func (c *Chain) InfoSize() uint64 {
-	return 32 + 64*uint64(raw.NumLinks(c.sc)) + raw.Bytes(c.sc)
+	return 32 + 64*uint64(raw.NumLinks(c.sc)) + c.SizeBytes()
 }
 
-// SizeBytes returns Σ link bytes.
-func (c *Chain) SizeBytes() uint64 { return raw.Bytes(c.sc) }
+// SizeBytes returns Σ link bytes (RedisBloom's sizes, see linkMeta).
+func (c *Chain) SizeBytes() uint64 {
+	var n uint64
+	for _, m := range c.meta {
+		n += m.bytes
+	}
+	return n
+}
 
 // DebugLines returns BF.DEBUG's reply lines: "size:<N>", then one line per
 // link.
@@ -337,10 +367,10 @@ func (c *Chain) DebugLines() []string {
 	links := raw.Links(c.sc)
 	out := make([]string, 0, 1+len(links))
 	out = append(out, "size:"+strconv.FormatUint(raw.N(c.sc), 10))
-	for _, l := range links {
+	for i, l := range links {
 		b := make([]byte, 0, 96)
 		b = append(b, "bytes:"...)
-		b = strconv.AppendUint(b, raw.FilterBytes(l.Filter), 10)
+		b = strconv.AppendUint(b, c.meta[i].bytes, 10)
 		b = append(b, " bits:"...)
 		b = strconv.AppendUint(b, raw.FilterM(l.Filter), 10)
 		b = append(b, " hashes:"...)
@@ -430,7 +460,8 @@ func (c *Chain) Equal(d *Chain) bool {
 		return false
 	}
 	for i := range c.meta {
-		if math.Float64bits(c.meta[i].bpe) != math.Float64bits(d.meta[i].bpe) || c.meta[i].n2 != d.meta[i].n2 {
+		if math.Float64bits(c.meta[i].bpe) != math.Float64bits(d.meta[i].bpe) ||
+			c.meta[i].n2 != d.meta[i].n2 || c.meta[i].bytes != d.meta[i].bytes {
 			return false
 		}
 	}

@@ -327,7 +327,6 @@ func TestHeaderValidation(t *testing.T) {
 		"nfilters 0":      func(b []byte) []byte { le.PutUint32(b[8:], 0); return b[:20] },
 		"nfilters 3":      func(b []byte) []byte { le.PutUint32(b[8:], 3); return b },
 		"options 16":      func(b []byte) []byte { le.PutUint32(b[12:], 5|16); return b },
-		"legacy (no 64)":  func(b []byte) []byte { le.PutUint32(b[12:], 1); return b },
 		"scaling growth0": func(b []byte) []byte { le.PutUint32(b[16:], 0); return b },
 		"error 0":         func(b []byte) []byte { le.PutUint64(b[l0+24:], 0); return b },
 		"error 1":         func(b []byte) []byte { le.PutUint64(b[l1+24:], math.Float64bits(1)); return b },
@@ -341,7 +340,6 @@ func TestHeaderValidation(t *testing.T) {
 		"size sum":        func(b []byte) []byte { le.PutUint64(b[0:], 16); return b },
 		"link size":       func(b []byte) []byte { le.PutUint64(b[l1+16:], 6); return b },
 		"entries 0":       func(b []byte) []byte { le.PutUint64(b[l0+44:], 0); return b },
-		"bits not x64":    func(b []byte) []byte { le.PutUint64(b[l0:], 15); le.PutUint64(b[l0+8:], 120); return b },
 		"huge bytes": func(b []byte) []byte {
 			b[l0+7] = 0x7f // top byte of bytes, as RedisBloom's tests do
 			return b

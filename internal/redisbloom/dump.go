@@ -30,7 +30,7 @@ func (c *Chain) AppendHeader(b []byte) []byte {
 	b = le.AppendUint32(b, c.options)
 	b = le.AppendUint32(b, c.growth)
 	for i, l := range raw.Links(c.sc) {
-		b = le.AppendUint64(b, raw.FilterBytes(l.Filter))
+		b = le.AppendUint64(b, c.meta[i].bytes)
 		b = le.AppendUint64(b, raw.FilterM(l.Filter))
 		b = le.AppendUint64(b, raw.FilterN(l.Filter))
 		b = le.AppendUint64(b, math.Float64bits(l.ErrorRate))
@@ -66,10 +66,11 @@ type parsedHeader struct {
 // Rules (RedisBloom's, spec §1.4): exact length; nfilters > 0; options ⊆
 // {1,2,4,8}; per link 0 < error < 1, n2 ≤ 63, n2 == 0 or bits ≥ 2^n2,
 // bits ≠ 0, bits == bytes·8, hashes == ceil(0.693147180559945·bpe);
-// Σ link size == size. In addition (probly):
-//   - options must include FORCE64: legacy 32-bit-hash filters are refused;
-//   - bits must be a multiple of 64 (every RedisBloom FORCE64 link is) and,
-//     when n2 > 0, equal to 2^n2, so positions mod bits are RedisBloom's;
+// Σ link size == size. Headers without FORCE64 (32-bit MurmurHash2 pairs,
+// see Chain.Pair) and bit counts that are not a multiple of 64 are
+// accepted, as RedisBloom accepts them. In addition (probly):
+//   - when n2 > 0, bits must equal 2^n2, so positions mod bits are
+//     RedisBloom's (mod 2^n2);
 //   - entries ≥ 1, hashes ≤ bloom.MaxK, bits ≤ bloom.MaxBits;
 //   - a scaling chain must have growth ≥ 1;
 //   - the chain's MemoryUsage (bit arrays at their heap size plus
@@ -90,7 +91,7 @@ func parseHeader(data []byte, budget uint64) (*parsedHeader, error) {
 	if h.nlinks == 0 || uint64(len(data)) != headerFixed+headerLink*uint64(h.nlinks) {
 		return nil, ErrBadData
 	}
-	if h.options&^optAll != 0 || h.options&OptForce64 == 0 {
+	if h.options&^optAll != 0 {
 		return nil, ErrBadData
 	}
 	if h.options&OptNoScaling == 0 && h.growth == 0 {
@@ -123,7 +124,7 @@ func parseHeader(data []byte, budget uint64) (*parsedHeader, error) {
 		if l.n2 > 0 && l.bits != 1<<l.n2 {
 			return nil, ErrBadData
 		}
-		if l.bits%64 != 0 || l.bits > bloom.MaxBits || l.entries == 0 {
+		if l.bits > bloom.MaxBits || l.entries == 0 {
 			return nil, ErrBadData
 		}
 		if k, ok := hashesFor(l.bpe); !ok || k != l.hashes {
@@ -136,7 +137,8 @@ func parseHeader(data []byte, budget uint64) (*parsedHeader, error) {
 		if h.totalBytes, c = bits.Add64(h.totalBytes, l.bytes, 0); c != 0 || h.totalBytes > budget {
 			return nil, ErrBadData
 		}
-		if h.heap, c = bits.Add64(h.heap, keyspace.HeapSize(l.bytes), 0); c != 0 || h.heap > budget {
+		// The bloom.Filter holds whole 64-bit words.
+		if h.heap, c = bits.Add64(h.heap, keyspace.HeapSize((l.bytes+7)&^7), 0); c != 0 || h.heap > budget {
 			return nil, ErrBadData
 		}
 	}
@@ -163,7 +165,7 @@ func (h *parsedHeader) build(budget uint64) (*Chain, error) {
 		}
 		raw.FilterSetN(f, l.size)
 		links[i] = link{Filter: f, Capacity: l.entries, ErrorRate: l.errorRate}
-		meta[i] = linkMeta{bpe: l.bpe, n2: l.n2}
+		meta[i] = linkMeta{bpe: l.bpe, bytes: l.bytes, n2: l.n2}
 	}
 	// The chain-level ErrorRate/Capacity only seed the first link of a new
 	// chain; a restored chain grows from its last link (SBChain_Add), so
@@ -218,8 +220,8 @@ func (c *Chain) DumpChunk(iter int64) (next int64, data []byte) {
 		return 0, nil
 	}
 	off := uint64(iter - 1)
-	for _, l := range raw.Links(c.sc) {
-		sz := raw.FilterBytes(l.Filter)
+	for i, l := range raw.Links(c.sc) {
+		sz := c.meta[i].bytes
 		if off >= sz {
 			off -= sz
 			continue
@@ -246,8 +248,8 @@ func (c *Chain) LoadChunk(iter int64, data []byte) error {
 		return ErrNoLink
 	}
 	uoff := uint64(off)
-	for _, l := range raw.Links(c.sc) {
-		sz := raw.FilterBytes(l.Filter)
+	for i, l := range raw.Links(c.sc) {
+		sz := c.meta[i].bytes
 		if uoff >= sz {
 			uoff -= sz
 			continue

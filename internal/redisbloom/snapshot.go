@@ -36,15 +36,15 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // MarshalBinary encodes c in the snapshot format above.
 func (c *Chain) MarshalBinary() ([]byte, error) {
 	hs := c.HeaderSize()
-	total := snapPrefix + hs + int(raw.Bytes(c.sc)) + snapChecksum
+	total := snapPrefix + hs + int(c.SizeBytes()) + snapChecksum
 	b := make([]byte, 0, total)
 	b = append(b, snapMagic...)
 	b = append(b, snapVersion, byte(hashMurmur64A), 0, 0)
 	b = binary.LittleEndian.AppendUint32(b, uint32(hs))
 	b = c.AppendHeader(b)
-	for _, l := range raw.Links(c.sc) {
+	for i, l := range raw.Links(c.sc) {
 		start := len(b)
-		b = b[:start+int(raw.FilterBytes(l.Filter))]
+		b = b[:start+int(c.meta[i].bytes)]
 		raw.ReadBitsAt(l.Filter, b[start:], 0)
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
@@ -83,8 +83,8 @@ func UnmarshalChain(data []byte, budget uint64) (*Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range raw.Links(c.sc) {
-		n := raw.FilterBytes(l.Filter)
+	for i, l := range raw.Links(c.sc) {
+		n := c.meta[i].bytes
 		if err := raw.WriteBitsAt(l.Filter, bitsData[:n], 0); err != nil {
 			return nil, ErrBadData
 		}

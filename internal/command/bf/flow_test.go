@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/probly/probly/internal/hashing"
 	"github.com/probly/probly/internal/redisbloom"
 	"github.com/probly/probly/internal/sysmem"
 	"github.com/probly/probly/internal/testutil"
@@ -149,4 +150,61 @@ func TestTinyErrorRateScaling(t *testing.T) {
 	if want := "bytes:200 bits:1600 hashes:1075 hashwidth:64 capacity:1 size:1 ratio:4.94066e-324\r\n"; !bytes.HasSuffix([]byte(lines), []byte(want)) {
 		t.Fatalf("last link: %q", lines[max(0, len(lines)-120):])
 	}
+}
+
+// RedisBloom's test_arbitrary_offset: a LOADCHUNK header without FORCE64
+// (options 1) whose one link has 1 byte = 8 bits (not a multiple of 64)
+// and a full link of 361,296,158,169,105 entries. RedisBloom accepts it;
+// BF.ADD then needs a new link it cannot allocate ("problem inserting into
+// filter"), and a chunk at an offset past the 1-byte link has no link.
+func TestArbitraryOffset(t *testing.T) {
+	hdr := "\x11\x18\xf3\xdd\x74\x48\x01\x00\x01\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00" +
+		"\x01\x00\x00\x00\x00\x00\x00\x00\x08\x00\x00\x00\x00\x00\x00\x00\x11\x18\xf3\xdd\x74\x48\x01\x00" +
+		"\x9a\x99\x99\x99\x99\x99\xb9\x3f\x9a\x99\x99\x99\x99\x99\xb9\x3f\x01\x00\x00\x00" +
+		"\x11\x18\xf3\xdd\x74\x48\x01\x00\x00"
+	e := newEnv(t)
+	e.expect(2, ok, "BF.LOADCHUNK", "k", "1", hdr)
+	e.expect(2, "-ERR problem inserting into filter\r\n", "BF.ADD", "k", "1")
+	e.expect(2, "-ERR invalid offset - no link found\r\n", "BF.LOADCHUNK", "k", "71752852194637", "HELLO")
+	// What RedisBloom's struct sizes give: 32 + 64·1 + 1 byte.
+	e.expect(2, "*1\r\n:97\r\n", "BF.INFO", "k", "SIZE")
+	// SCANDUMP gives back the same header and the 1-byte array.
+	e.expect(2, "*2\r\n:1\r\n$73\r\n"+hdr+"\r\n", "BF.SCANDUMP", "k", "0")
+	e.expect(2, "*2\r\n:2\r\n$1\r\n\x00\r\n", "BF.SCANDUMP", "k", "1")
+	e.expect(2, "*2\r\n:0\r\n$0\r\n\r\n", "BF.SCANDUMP", "k", "2")
+}
+
+// A legacy (no FORCE64) chain answers BF.EXISTS bit-exactly as RedisBloom:
+// the pair is a = MurmurHash2(item, 0x9747b28c), b = MurmurHash2(item, a),
+// the position (a + i·b) mod bits. The 1-byte link of test_arbitrary_offset
+// with 1 hash has one bit per item: setting exactly bit x makes exactly the
+// items with a mod 8 = x present.
+func TestLegacyHashPositions(t *testing.T) {
+	hdr := []byte("\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00" +
+		"\x01\x00\x00\x00\x00\x00\x00\x00\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x9a\x99\x99\x99\x99\x99\xb9\x3f\x9a\x99\x99\x99\x99\x99\xb9\x3f\x01\x00\x00\x00" +
+		"\x64\x00\x00\x00\x00\x00\x00\x00\x00") // size 0, entries 100
+	e := newEnv(t)
+	e.expect(2, ok, "BF.LOADCHUNK", "k", "1", string(hdr))
+	e.expect(2, ok, "BF.LOADCHUNK", "k", "2", "\x20") // bit 5
+	present := 0
+	for i := range 64 {
+		item := "item" + strconv.Itoa(i)
+		want := ":0\r\n"
+		if hashing.Murmur2([]byte(item), 0x9747b28c)%8 == 5 {
+			want = ":1\r\n"
+			present++
+		}
+		e.expect(2, want, "BF.EXISTS", "k", item)
+	}
+	if present == 0 || present == 64 {
+		t.Fatalf("%d of 64 items present: the test distinguishes nothing", present)
+	}
+	// BF.ADD sets the item's bit and counts it.
+	e.expect(2, ":1\r\n", "BF.ADD", "k", "new")
+	bit := hashing.Murmur2([]byte("new"), 0x9747b28c) % 8
+	if bit != 5 {
+		e.expect(2, "*2\r\n:2\r\n$1\r\n"+string([]byte{0x20 | 1<<bit})+"\r\n", "BF.SCANDUMP", "k", "1")
+	}
+	e.expect(2, "*1\r\n:1\r\n", "BF.INFO", "k", "ITEMS")
 }
