@@ -101,11 +101,12 @@ type Params struct {
 // bytes is the link's bit-array size as RedisBloom has it (bits/8): the
 // bloom.Filter holds it rounded up to whole 64-bit words, so a loaded link
 // whose bit count is not a multiple of 64 keeps its own size for
-// SCANDUMP, LOADCHUNK and BF.INFO.
+// SCANDUMP, LOADCHUNK and BF.INFO. bits is the header's bit count, which
+// for a power-of-two link (n2 > 0) may exceed the 2^n2 positions used.
 type linkMeta struct {
-	bpe   float64
-	bytes uint64
-	n2    uint8
+	bpe         float64
+	bytes, bits uint64 // the header's; the filter's M is the position modulus
+	n2          uint8
 }
 
 // Chain is a RedisBloom scalable Bloom filter ("SBChain").
@@ -214,7 +215,7 @@ func (c *Chain) syncMeta() {
 	}
 	links := raw.Links(c.sc)
 	for _, l := range links[len(c.meta):] {
-		c.meta = append(c.meta, linkMeta{bpe: BPE(l.ErrorRate), bytes: raw.FilterBytes(l.Filter)})
+		c.meta = append(c.meta, linkMeta{bpe: BPE(l.ErrorRate), bytes: raw.FilterBytes(l.Filter), bits: raw.FilterM(l.Filter)})
 		c.heap += keyspace.HeapSize(raw.FilterBytes(l.Filter))
 	}
 	c.setLast(links)
@@ -276,12 +277,17 @@ func (c *Chain) AddHashReserve(a, b uint64, reserve func(n uint64) bool) (bool, 
 		if c.sc.TestHash(a, b) {
 			return false, nil
 		}
-		n, err := c.GrowthSize()
+		l, rate, n, err := c.nextLink()
 		if err != nil {
 			return false, err
 		}
 		if reserve != nil && !reserve(n) {
 			return false, ErrOOM
+		}
+		if !c.standard() {
+			if err := c.appendLink(l, rate); err != nil {
+				return false, err
+			}
 		}
 	}
 	present, err := c.sc.TestAndAddHash(a, b)
@@ -301,25 +307,63 @@ func (c *Chain) AddHashReserve(a, b uint64, reserve func(n uint64) bool) (bool, 
 // its sizing fails, or the chain would exceed its budget. Non-scaling
 // chains return ErrFull.
 func (c *Chain) GrowthSize() (uint64, error) {
+	_, _, n, err := c.nextLink()
+	return n, err
+}
+
+// standard reports whether new links are sized as in every chain probly
+// creates (NOROUND without ENTS_IS_BITS), by bloom.Scalable's own growth.
+// Other option sets come only from LOADCHUNK'd headers; their links are
+// appended by appendLink.
+func (c *Chain) standard() bool { return c.options&(OptNoRound|OptEntsIsBits) == OptNoRound }
+
+// nextLink sizes the chain's next link as SBChain_Add: last.entries ·
+// growth items at last.error · 0.5, by bloom_init under the chain's
+// options (initLink), and returns it, its error rate and the bytes it adds
+// to MemoryUsage. Errors as GrowthSize.
+func (c *Chain) nextLink() (linkParams, float64, uint64, error) {
 	if c.options&OptNoScaling != 0 {
-		return 0, ErrFull
+		return linkParams{}, 0, 0, ErrFull
 	}
 	hi, capacity := bits.Mul64(c.lastCap, uint64(c.growth))
 	if hi != 0 {
-		return 0, ErrProblemInserting
+		return linkParams{}, 0, 0, ErrProblemInserting
 	}
-	cfg := raw.Config(c.sc)
 	// No floor: the rate halves until it underflows to 0, which
-	// RedisBloom's bloom_init refuses (LinkSize too).
-	_, _, bytes, _, err := LinkSize(capacity, c.lastRate*cfg.Tightening)
+	// RedisBloom's bloom_init refuses (initLink too).
+	rate := c.lastRate * raw.Config(c.sc).Tightening
+	l, err := initLink(capacity, rate, c.options)
+	if err != nil || l.entries == 0 {
+		// entries 0 (ENTS_IS_BITS with few bits): RedisBloom would add
+		// one item to a link sized for none; refused here.
+		return linkParams{}, 0, 0, ErrProblemInserting
+	}
+	n := keyspace.HeapSize((l.modBits()+63)/64*8) + LinkOverhead
+	if mem, budget := c.MemoryUsage(), c.Budget(); n > budget || mem > budget-n {
+		return linkParams{}, 0, 0, ErrProblemInserting
+	}
+	return l, rate, n, nil
+}
+
+// appendLink adds an empty link l at rate to a non-standard chain.
+func (c *Chain) appendLink(l linkParams, rate float64) error {
+	f, err := bloom.NewWithConfig(bloom.Config{M: l.modBits(), K: l.hashes})
 	if err != nil {
-		return 0, ErrProblemInserting
+		return ErrProblemInserting
 	}
-	n := keyspace.HeapSize(bytes) + LinkOverhead
-	if mem := c.MemoryUsage(); n > cfg.MaxBytes || mem > cfg.MaxBytes-n {
-		return 0, ErrProblemInserting
+	if err := raw.FilterSetHash(f, uint16(hashMurmur64A), 0); err != nil {
+		return ErrProblemInserting
 	}
-	return n, nil
+	links := append(raw.Links(c.sc), link{Filter: f, Capacity: l.entries, ErrorRate: rate})
+	sc, err := raw.Restore(raw.Config(c.sc), links)
+	if err != nil {
+		return ErrProblemInserting
+	}
+	c.sc = sc
+	c.meta = append(c.meta, linkMeta{bpe: l.bpe, bytes: l.bytes, bits: l.bits, n2: l.n2})
+	c.heap += keyspace.HeapSize(raw.FilterBytes(f))
+	c.setLast(links)
+	return nil
 }
 
 // Exists reports whether item may be in the chain.
@@ -372,7 +416,7 @@ func (c *Chain) DebugLines() []string {
 		b = append(b, "bytes:"...)
 		b = strconv.AppendUint(b, c.meta[i].bytes, 10)
 		b = append(b, " bits:"...)
-		b = strconv.AppendUint(b, raw.FilterM(l.Filter), 10)
+		b = strconv.AppendUint(b, c.meta[i].bits, 10)
 		b = append(b, " hashes:"...)
 		b = strconv.AppendUint(b, uint64(raw.FilterK(l.Filter)), 10)
 		b = append(b, " hashwidth:64 capacity:"...)
@@ -461,7 +505,7 @@ func (c *Chain) Equal(d *Chain) bool {
 	}
 	for i := range c.meta {
 		if math.Float64bits(c.meta[i].bpe) != math.Float64bits(d.meta[i].bpe) ||
-			c.meta[i].n2 != d.meta[i].n2 || c.meta[i].bytes != d.meta[i].bytes {
+			c.meta[i].n2 != d.meta[i].n2 || c.meta[i].bytes != d.meta[i].bytes || c.meta[i].bits != d.meta[i].bits {
 			return false
 		}
 	}

@@ -340,6 +340,13 @@ func TestHeaderValidation(t *testing.T) {
 		"size sum":        func(b []byte) []byte { le.PutUint64(b[0:], 16); return b },
 		"link size":       func(b []byte) []byte { le.PutUint64(b[l1+16:], 6); return b },
 		"entries 0":       func(b []byte) []byte { le.PutUint64(b[l0+44:], 0); return b },
+		"n2 past bits":    func(b []byte) []byte { b[l0+52] = 8; return b }, // link 0 has 128 bits
+		"n2 < bytes":      func(b []byte) []byte { b[l0+52] = 3; return b }, // 2^3 bits in 8 bytes, not 16
+		"hashes 1076": func(b []byte) []byte { // BLOOM_MAX_HASHES is 1075
+			le.PutUint64(b[l0+32:], math.Float64bits(1075.5/0.693147180559945))
+			le.PutUint32(b[l0+40:], 1076)
+			return b
+		},
 		"huge bytes": func(b []byte) []byte {
 			b[l0+7] = 0x7f // top byte of bytes, as RedisBloom's tests do
 			return b

@@ -19,6 +19,11 @@ const (
 	headerLink  = 53
 )
 
+// maxHashes is RedisBloom's BLOOM_MAX_HASHES, the most hashes
+// bloom_validate_integrity accepts: DBL_MANT_DIG − DBL_MIN_EXP + 1, the
+// count the smallest denormal error rate gives.
+const maxHashes = 53 + 1021 + 1
+
 // HeaderSize returns the length of the chain's SCANDUMP header.
 func (c *Chain) HeaderSize() int { return headerFixed + headerLink*raw.NumLinks(c.sc) }
 
@@ -31,7 +36,7 @@ func (c *Chain) AppendHeader(b []byte) []byte {
 	b = le.AppendUint32(b, c.growth)
 	for i, l := range raw.Links(c.sc) {
 		b = le.AppendUint64(b, c.meta[i].bytes)
-		b = le.AppendUint64(b, raw.FilterM(l.Filter))
+		b = le.AppendUint64(b, c.meta[i].bits)
 		b = le.AppendUint64(b, raw.FilterN(l.Filter))
 		b = le.AppendUint64(b, math.Float64bits(l.ErrorRate))
 		b = le.AppendUint64(b, math.Float64bits(c.meta[i].bpe))
@@ -69,8 +74,8 @@ type parsedHeader struct {
 // Σ link size == size. Headers without FORCE64 (32-bit MurmurHash2 pairs,
 // see Chain.Pair) and bit counts that are not a multiple of 64 are
 // accepted, as RedisBloom accepts them. In addition (probly):
-//   - when n2 > 0, bits must equal 2^n2, so positions mod bits are
-//     RedisBloom's (mod 2^n2);
+//   - when n2 > 0, the 2^n2 bits positions use, in whole 64-bit words,
+//     must be the link's bytes (true of every link bloom_init makes);
 //   - entries ≥ 1, hashes ≤ bloom.MaxK, bits ≤ bloom.MaxBits;
 //   - a scaling chain must have growth ≥ 1;
 //   - the chain's MemoryUsage (bit arrays at their heap size plus
@@ -121,13 +126,17 @@ func parseHeader(data []byte, budget uint64) (*parsedHeader, error) {
 		if hi, lo := bits.Mul64(l.bytes, 8); hi != 0 || lo != l.bits {
 			return nil, ErrBadData
 		}
-		if l.n2 > 0 && l.bits != 1<<l.n2 {
+		// n2 > 0: RedisBloom takes positions mod 2^n2 ≤ bits; the filter
+		// holds 2^n2 bits in whole words, which must be the link's bytes
+		// (bits = 2^n2, or n2 < 6 and one 8-byte word, as bloom_init
+		// makes them).
+		if l.n2 > 0 && (l.bits < 1<<l.n2 || ((1<<l.n2)+63)/64*8 != l.bytes) {
 			return nil, ErrBadData
 		}
 		if l.bits > bloom.MaxBits || l.entries == 0 {
 			return nil, ErrBadData
 		}
-		if k, ok := hashesFor(l.bpe); !ok || k != l.hashes {
+		if k, ok := hashesFor(l.bpe); !ok || k != l.hashes || k > maxHashes {
 			return nil, ErrBadData
 		}
 		var c uint64
@@ -156,7 +165,11 @@ func (h *parsedHeader) build(budget uint64) (*Chain, error) {
 	links := make([]link, len(h.links))
 	meta := make([]linkMeta, len(h.links))
 	for i, l := range h.links {
-		f, err := bloom.NewWithConfig(bloom.Config{M: l.bits, K: l.hashes})
+		m := l.bits
+		if l.n2 > 0 {
+			m = 1 << l.n2 // positions mod 2^n2 (bloom_check_add64/32)
+		}
+		f, err := bloom.NewWithConfig(bloom.Config{M: m, K: l.hashes})
 		if err != nil {
 			return nil, ErrBadData
 		}
@@ -165,7 +178,7 @@ func (h *parsedHeader) build(budget uint64) (*Chain, error) {
 		}
 		raw.FilterSetN(f, l.size)
 		links[i] = link{Filter: f, Capacity: l.entries, ErrorRate: l.errorRate}
-		meta[i] = linkMeta{bpe: l.bpe, bytes: l.bytes, n2: l.n2}
+		meta[i] = linkMeta{bpe: l.bpe, bytes: l.bytes, bits: l.bits, n2: l.n2}
 	}
 	// The chain-level ErrorRate/Capacity only seed the first link of a new
 	// chain; a restored chain grows from its last link (SBChain_Add), so

@@ -79,3 +79,79 @@ func sizing(capacity uint64, p float64) (uint64, uint32, error) {
 	_, bits, _, k, err := LinkSize(capacity, p)
 	return bits, k, err
 }
+
+// linkParams is one link as bloom_init sizes it.
+type linkParams struct {
+	entries, bits, bytes uint64
+	hashes               uint32
+	bpe                  float64
+	n2                   uint8 // > 0: positions are taken mod 2^n2
+}
+
+// modBits is the modulus of the link's bit positions: 2^n2 for a
+// power-of-two link, else bits.
+func (l linkParams) modBits() uint64 {
+	if l.n2 > 0 {
+		return 1 << l.n2
+	}
+	return l.bits
+}
+
+// initLink sizes a link of entries items at errorRate as RedisBloom's
+// bloom_init does under a chain's options (SBChain_AddLink passes them on
+// every growth):
+//
+//   - ENTS_IS_BITS: n2 = entries (≤ 63 here; RedisBloom allows 64, an
+//     undefined shift), bits = 2^n2, entries = ⌊bits/bpe⌋;
+//   - else NOROUND: LinkSize;
+//   - else: n2 = logb(entries·bpe) + 1 (refused above 63), bits = 2^n2,
+//     entries += ⌊(bits − entries·bpe) / bpe⌋, the items the rounding
+//     adds;
+//
+// then bytes = bits rounded up to 64 over 8, bits = 8·bytes, hashes =
+// ⌈0.693147180559945·bpe⌉. Only LOADCHUNK'd headers have options other
+// than NOROUND|FORCE64. Errors wrap bloom.ErrInvalidParameter where
+// bloom_init returns 1 and bloom.ErrTooLarge past bloom.MaxBits or
+// bloom.MaxK.
+func initLink(entries uint64, errorRate float64, options uint32) (linkParams, error) {
+	if options&OptEntsIsBits == 0 && options&OptNoRound != 0 {
+		bpe, bits, bytes, k, err := LinkSize(entries, errorRate)
+		return linkParams{entries: entries, bits: bits, bytes: bytes, hashes: k, bpe: bpe}, err
+	}
+	if entries == 0 || !(errorRate > 0 && errorRate < 1) {
+		return linkParams{}, fmt.Errorf("%w: capacity %d, error rate %v", bloom.ErrInvalidParameter, entries, errorRate)
+	}
+	l := linkParams{entries: entries, bpe: BPE(errorRate)}
+	if options&OptEntsIsBits != 0 {
+		if entries > 63 {
+			return linkParams{}, fmt.Errorf("%w: 2^%d bits", bloom.ErrTooLarge, entries)
+		}
+		l.n2 = uint8(entries)
+		l.bits = 1 << l.n2
+		l.entries = uint64(float64(l.bits) / l.bpe)
+	} else {
+		prod := float64(entries) * l.bpe
+		bn2 := math.Logb(prod)
+		if !(bn2 >= -1 && bn2 < 63) {
+			return linkParams{}, fmt.Errorf("%w: %d entries at %v", bloom.ErrTooLarge, entries, errorRate)
+		}
+		l.n2 = uint8(bn2 + 1)
+		l.bits = 1 << l.n2
+		l.entries += uint64(float64(uint64(float64(l.bits)-prod)) / l.bpe)
+	}
+	if l.bits%64 != 0 {
+		l.bytes = (l.bits/64 + 1) * 8
+	} else {
+		l.bytes = l.bits / 8
+	}
+	l.bits = l.bytes * 8
+	if l.bits > bloom.MaxBits {
+		return linkParams{}, fmt.Errorf("%w: %d bits", bloom.ErrTooLarge, l.bits)
+	}
+	k, ok := hashesFor(l.bpe)
+	if !ok {
+		return linkParams{}, fmt.Errorf("%w: error rate %v needs more than %d hashes", bloom.ErrTooLarge, errorRate, bloom.MaxK)
+	}
+	l.hashes = k
+	return l, nil
+}

@@ -208,3 +208,30 @@ func TestLegacyHashPositions(t *testing.T) {
 	}
 	e.expect(2, "*1\r\n:1\r\n", "BF.INFO", "k", "ITEMS")
 }
+
+// A chain loaded without NOROUND (options 0: RedisBloom's oldest filters,
+// power-of-two links, 32-bit hashes) grows as SBChain_Add does under those
+// options: the new link for 5·2 entries at 0.0025 is bloom_init's
+// power-of-two link (bits 2^7 = 128, 9 hashes, entries rounded up to 10),
+// and the item's bits are (a + i·b) mod 2^7 with the MurmurHash2 pair.
+// Expected sizes are bloom_init's formulas evaluated with glibc's log.
+func TestLegacyPowerOfTwoGrowth(t *testing.T) {
+	hdr := "\x05\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00" +
+		"\x08\x00\x00\x00\x00\x00\x00\x00@\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00" +
+		"{\x14\xaeG\xe1zt?\xe9\x86/\xb25\x0e&@\x08\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00\x06"
+	e := newEnv(t)
+	e.expect(2, ok, "BF.LOADCHUNK", "k", "1", hdr)
+	e.expect(2, ":1\r\n", "BF.ADD", "k", "x")
+	e.expect(2, "*3\r\n$6\r\nsize:6\r\n"+
+		"$67\r\nbytes:8 bits:64 hashes:8 hashwidth:64 capacity:5 size:5 ratio:0.005\r\n"+
+		"$71\r\nbytes:16 bits:128 hashes:9 hashwidth:64 capacity:10 size:1 ratio:0.0025\r\n", "BF.DEBUG", "k")
+	a := uint64(hashing.Murmur2([]byte("x"), 0x9747b28c))
+	b := uint64(hashing.Murmur2([]byte("x"), uint32(a)))
+	want := make([]byte, 16)
+	for i := range uint64(9) {
+		x := (a + i*b) % 128
+		want[x/8] |= 1 << (x % 8)
+	}
+	e.expect(2, "*2\r\n:25\r\n$16\r\n"+string(want)+"\r\n", "BF.SCANDUMP", "k", "9")
+	e.expect(2, ":1\r\n", "BF.EXISTS", "k", "x")
+}
