@@ -27,7 +27,7 @@
 // bytes per chain. The per-filter byte budget (the budget argument of New
 // and the decoders) bounds that total, not only the bit arrays: a header
 // declaring a million 8-byte links is charged about 170 MB, not 8 MB, and
-// is refused by the default 128 MiB budget. Every allocation is checked
+// is refused by a 128 MiB budget (DefaultBudget). Every allocation is checked
 // against the budget before it is made; growth (AddReserve) also asks the
 // caller's reservation first.
 //
