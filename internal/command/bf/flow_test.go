@@ -1,9 +1,7 @@
 package bf
 
 import (
-	"bufio"
 	"bytes"
-	"os"
 	"strconv"
 	"testing"
 
@@ -50,6 +48,15 @@ func TestIssue178Sizing(t *testing.T) {
 	if e.store.Len() != 0 {
 		t.Fatal("refused filter left a key")
 	}
+	// Within the cap but over maxmemory's room: the OOM error, asked for
+	// exactly the filter's memory before anything is allocated.
+	if err := e.cfg.Set("bf-max-filter-bytes", strconv.FormatUint(mem, 10)); err != nil {
+		t.Fatal(err)
+	}
+	reply, asked := e.runReserve(false, mem, "BF.RESERVE", "bf", "0.000001", "300000000")
+	if reply != oomReply || asked != uint64(len("bf"))+mem || e.store.Len() != 0 {
+		t.Fatalf("maxmemory room %d: %q, asked %d, %d keys", mem, reply, asked, e.store.Len())
+	}
 }
 
 // The real allocation (PROBLY_FULL=1): with the default cap on a machine
@@ -63,7 +70,7 @@ func TestIssue178Allocate(t *testing.T) {
 		t.Skipf("default cap %d on this machine is below the filter's size", DefaultFilterBytes)
 	}
 	e := newEnv(t)
-	before := rss(t)
+	before := testutil.RSS(t)
 	e.expect(2, ok, "BF.RESERVE", "bf", "0.000001", "300000000")
 	e.expect(2, "*1\r\n:300000000\r\n", "BF.INFO", "bf", "CAPACITY")
 	e.expect(2, "*1\r\n:1132420232\r\n", "BF.INFO", "bf", "SIZE")
@@ -73,34 +80,11 @@ func TestIssue178Allocate(t *testing.T) {
 	for i := range 1000 {
 		e.expect(2, ":1\r\n", "BF.EXISTS", "bf", strconv.Itoa(i))
 	}
-	grew := rss(t) - before
+	grew := testutil.RSS(t) - before
 	t.Logf("RSS grew by %d bytes for a %d-byte filter", grew, issue178Size)
 	if grew > issue178Size/4 {
 		t.Fatalf("RSS grew by %d bytes: the bit array was touched, not lazily zeroed", grew)
 	}
-}
-
-// rss returns the process's resident set size (VmRSS) in bytes.
-func rss(t *testing.T) int64 {
-	t.Helper()
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		t.Skip("no /proc/self/status")
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmRSS:")); ok {
-			fields := bytes.Fields(rest)
-			n, err := strconv.ParseInt(string(fields[0]), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n << 10
-		}
-	}
-	t.Skip("no VmRSS")
-	return 0
 }
 
 // Tiny error rates follow RedisBloom's bloom_init exactly, with no floor.
