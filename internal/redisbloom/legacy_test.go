@@ -1,0 +1,74 @@
+package redisbloom
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"testing"
+)
+
+// legacyHeader is a one-link header without FORCE64 whose link has 1 byte
+// (8 bits, not a multiple of 64), 1 hash, 100 entries, nothing added.
+func legacyHeader() []byte {
+	le := binary.LittleEndian
+	b := le.AppendUint64(nil, 0)
+	b = le.AppendUint32(b, 1)
+	b = le.AppendUint32(b, OptNoRound)
+	b = le.AppendUint32(b, 2)
+	b = le.AppendUint64(b, 1)
+	b = le.AppendUint64(b, 8)
+	b = le.AppendUint64(b, 0)
+	b = le.AppendUint64(b, math.Float64bits(0.1))
+	b = le.AppendUint64(b, math.Float64bits(0.1))
+	b = le.AppendUint32(b, 1)
+	b = le.AppendUint64(b, 100)
+	return append(b, 0)
+}
+
+// A legacy chain keeps its header byte for byte, its 1-byte link in
+// SCANDUMP, BF.INFO's Size and the snapshot, and survives a snapshot
+// round trip with its bits.
+func TestLegacyChainRoundTrip(t *testing.T) {
+	hdr := legacyHeader()
+	c, err := DecodeHeader(hdr, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Add([]byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Exists([]byte("a")) {
+		t.Fatal("added item not found")
+	}
+	if c.SizeBytes() != 1 || c.InfoSize() != 32+64+1 {
+		t.Fatalf("SizeBytes %d, InfoSize %d", c.SizeBytes(), c.InfoSize())
+	}
+	next, chunk := c.DumpChunk(1)
+	if next != 2 || len(chunk) != 1 || chunk[0] == 0 {
+		t.Fatalf("DumpChunk(1) = %d, %x", next, chunk)
+	}
+	want := append([]byte(nil), hdr...)
+	binary.LittleEndian.PutUint64(want[0:], 1)  // chain size
+	binary.LittleEndian.PutUint64(want[36:], 1) // link size
+	if !bytes.Equal(c.Header(), want) {
+		t.Fatalf("header after one add:\n%x\nwant\n%x", c.Header(), want)
+	}
+	snap, err := c.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := UnmarshalChain(snap, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Equal(d) || !d.Exists([]byte("a")) {
+		t.Fatal("snapshot round trip changed the chain")
+	}
+	// A chunk past the 1-byte link has no link; one that crosses it is too big.
+	if err := c.LoadChunk(3, []byte{0}); err != ErrNoLink {
+		t.Fatalf("LoadChunk past the link: %v", err)
+	}
+	if err := c.LoadChunk(3, []byte{0, 0}); err != ErrChunkTooBig {
+		t.Fatalf("LoadChunk across the link: %v", err)
+	}
+}
