@@ -11,13 +11,16 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Available returns the memory available to the process in bytes: the
 // smallest of the cgroup limit and MemTotal, or 0 when neither can be
-// read (not Linux, /proc not mounted). It reads a few small files; call
-// it at start-up, not per command.
-func Available() uint64 {
+// read (not Linux, /proc not mounted). The files are read once, on the
+// first call; later calls return that value. Safe for concurrent use.
+var Available = sync.OnceValue(available)
+
+func available() uint64 {
 	avail := memTotal()
 	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
 		if n := readLimit(p); n > 0 && (avail == 0 || n < avail) {
