@@ -327,7 +327,6 @@ func TestHeaderValidation(t *testing.T) {
 		"nfilters 0":      func(b []byte) []byte { le.PutUint32(b[8:], 0); return b[:20] },
 		"nfilters 3":      func(b []byte) []byte { le.PutUint32(b[8:], 3); return b },
 		"options 16":      func(b []byte) []byte { le.PutUint32(b[12:], 5|16); return b },
-		"scaling growth0": func(b []byte) []byte { le.PutUint32(b[16:], 0); return b },
 		"error 0":         func(b []byte) []byte { le.PutUint64(b[l0+24:], 0); return b },
 		"error 1":         func(b []byte) []byte { le.PutUint64(b[l1+24:], math.Float64bits(1)); return b },
 		"error NaN":       func(b []byte) []byte { le.PutUint64(b[l0+24:], math.Float64bits(math.NaN())); return b },

@@ -77,7 +77,6 @@ type parsedHeader struct {
 //   - when n2 > 0, the 2^n2 bits positions use, in whole 64-bit words,
 //     must be the link's bytes (true of every link bloom_init makes);
 //   - entries ≥ 1, hashes ≤ bloom.MaxK, bits ≤ bloom.MaxBits;
-//   - a scaling chain must have growth ≥ 1;
 //   - the chain's MemoryUsage (bit arrays at their heap size plus
 //     LinkOverhead per link) must fit the budget. A header whose link
 //     count alone cannot fit is refused before anything proportional to
@@ -97,9 +96,6 @@ func parseHeader(data []byte, budget uint64) (*parsedHeader, error) {
 		return nil, ErrBadData
 	}
 	if h.options&^optAll != 0 {
-		return nil, ErrBadData
-	}
-	if h.options&OptNoScaling == 0 && h.growth == 0 {
 		return nil, ErrBadData
 	}
 	// Every link takes at least LinkOverhead plus an 8-byte bit array.

@@ -2,6 +2,8 @@ package bf
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"strconv"
 	"testing"
 
@@ -218,4 +220,32 @@ func TestLegacyPowerOfTwoGrowth(t *testing.T) {
 	}
 	e.expect(2, "*2\r\n:25\r\n$16\r\n"+string(want)+"\r\n", "BF.SCANDUMP", "k", "9")
 	e.expect(2, ":1\r\n", "BF.EXISTS", "k", "x")
+}
+
+// A scaling header with expansion 0 loads (RedisBloom's integrity checks
+// do not look at growth); a full last link then needs an entries·0 link,
+// which bloom_init refuses: "problem inserting into filter".
+func TestLoadChunkScalingGrowthZero(t *testing.T) {
+	le := binary.LittleEndian
+	h := le.AppendUint64(nil, 1)
+	h = le.AppendUint32(h, 1)
+	h = le.AppendUint32(h, redisbloom.OptNoRound|redisbloom.OptForce64)
+	h = le.AppendUint32(h, 0) // growth 0, scaling
+	_, bits, bytes, k, err := redisbloom.LinkSize(1, 0.005)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = le.AppendUint64(h, bytes)
+	h = le.AppendUint64(h, bits)
+	h = le.AppendUint64(h, 1) // full: size 1 of 1 entry
+	h = le.AppendUint64(h, math.Float64bits(0.005))
+	h = le.AppendUint64(h, math.Float64bits(redisbloom.BPE(0.005)))
+	h = le.AppendUint32(h, k)
+	h = le.AppendUint64(h, 1)
+	h = append(h, 0)
+	e := newEnv(t)
+	e.expect(2, ok, "BF.LOADCHUNK", "g0", "1", string(h))
+	e.expect(2, "*1\r\n:0\r\n", "BF.INFO", "g0", "EXPANSION")
+	e.expect(2, "-ERR problem inserting into filter\r\n", "BF.ADD", "g0", "x")
+	e.expect(2, "*1\r\n:1\r\n", "BF.INFO", "g0", "FILTERS")
 }
