@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/probly/probly/internal/hashing"
@@ -250,4 +251,32 @@ func TestLoadChunkScalingGrowthZero(t *testing.T) {
 	e.expect(2, "*1\r\n:0\r\n", "BF.INFO", "g0", "EXPANSION")
 	e.expect(2, "-ERR problem inserting into filter\r\n", "BF.ADD", "g0", "x")
 	e.expect(2, "*1\r\n:1\r\n", "BF.INFO", "g0", "FILTERS")
+}
+
+// RedisBloom's test_scandump_invalid_header_alloc: a real header whose
+// first link's bytes and bits get top bytes 0x03 and 0x18 (still
+// bits = 8·bytes, asking for about 2^57 bytes) is refused with "received
+// bad data" whatever the per-filter cap, and nothing is created.
+func TestScanDumpInvalidHeaderAlloc(t *testing.T) {
+	e := newEnv(t)
+	e.expect(2, ok, "BF.RESERVE", "bf", "0.01", "5")
+	for i := range 50 {
+		e.do(2, "BF.ADD", "bf", "foo"+strconv.Itoa(i))
+	}
+	reply := e.do(2, "BF.SCANDUMP", "bf", "0")
+	i := strings.Index(reply, "\r\n$")
+	j := strings.Index(reply[i+3:], "\r\n")
+	n, err := strconv.Atoi(reply[i+3 : i+3+j])
+	if err != nil {
+		t.Fatalf("SCANDUMP reply %q", reply)
+	}
+	hdr := []byte(reply[i+3+j+2 : i+3+j+2+n])
+	hdr[27], hdr[35] = 0x03, 0x18
+	if err := e.cfg.Set("bf-max-filter-bytes", strconv.FormatUint(MaxFilterBytes, 10)); err != nil {
+		t.Fatal(err)
+	}
+	e.expect(2, "-ERR received bad data\r\n", "BF.LOADCHUNK", "bf2", "1", string(hdr))
+	if e.store.Len() != 1 {
+		t.Fatal("refused header created a key")
+	}
 }
