@@ -3,26 +3,17 @@ package redisbloom
 import (
 	"bytes"
 	"encoding/binary"
-	"math"
 	"testing"
 )
 
-// legacyHeader is a one-link header without FORCE64 whose link has 1 byte
-// (8 bits, not a multiple of 64), 1 hash, 100 entries, nothing added.
+// legacyHeader is a one-link header without FORCE64 (options 1) whose
+// link has 1 byte (8 bits, not a multiple of 64), error and bpe 0.1, 1
+// hash, 100 entries, nothing added, growth 2.
 func legacyHeader() []byte {
-	le := binary.LittleEndian
-	b := le.AppendUint64(nil, 0)
-	b = le.AppendUint32(b, 1)
-	b = le.AppendUint32(b, OptNoRound)
-	b = le.AppendUint32(b, 2)
-	b = le.AppendUint64(b, 1)
-	b = le.AppendUint64(b, 8)
-	b = le.AppendUint64(b, 0)
-	b = le.AppendUint64(b, math.Float64bits(0.1))
-	b = le.AppendUint64(b, math.Float64bits(0.1))
-	b = le.AppendUint32(b, 1)
-	b = le.AppendUint64(b, 100)
-	return append(b, 0)
+	return []byte("\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00" +
+		"\x01\x00\x00\x00\x00\x00\x00\x00\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x9a\x99\x99\x99\x99\x99\xb9\x3f\x9a\x99\x99\x99\x99\x99\xb9\x3f\x01\x00\x00\x00" +
+		"\x64\x00\x00\x00\x00\x00\x00\x00\x00")
 }
 
 // A legacy chain keeps its header byte for byte, its 1-byte link in
