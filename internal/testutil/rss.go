@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"os/exec"
 	"strconv"
 	"testing"
 )
@@ -35,4 +36,29 @@ func RSS(t testing.TB) int64 {
 	}
 	t.Skip("no VmRSS in /proc/self/status")
 	return 0
+}
+
+// freshEnv marks the child process RunFresh starts.
+const freshEnv = "PROBLY_TEST_FRESH_PROCESS"
+
+// RunFresh runs the calling test again in a new process of the test
+// binary (only that test, -test.run '^Name$') and fails t if it fails
+// there; it reports whether the caller is that new process, which then
+// runs the test's body. For measurements that need a heap with no freed
+// memory to reuse, e.g. that a large allocation is zeroed lazily by the
+// OS (RSS): the Go runtime clears reused heap memory itself, touching
+// every page.
+func RunFresh(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(freshEnv) == t.Name() {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.v")
+	cmd.Env = append(os.Environ(), freshEnv+"="+t.Name())
+	out, err := cmd.CombinedOutput()
+	t.Logf("fresh process:\n%s", out)
+	if err != nil {
+		t.Fatalf("fresh process: %v", err)
+	}
+	return false
 }

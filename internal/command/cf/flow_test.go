@@ -51,6 +51,9 @@ func TestLoadChunk2p32BucketsRule(t *testing.T) {
 // grows only by the pages touched.
 func TestLoadChunk2p32BucketsAllocate(t *testing.T) {
 	testutil.Full(t)
+	if !testutil.RunFresh(t) {
+		return
+	}
 	n, ok := rediscuckoo.HeaderMemoryUsage([]byte(header2p32()), 32, rediscuckoo.MaxBudget)
 	if !ok || n > rediscuckoo.MaxBudget/2 {
 		t.Skip("this machine's memory is too small for a 4 GiB filter")
