@@ -66,7 +66,7 @@ func newOps(o Options, log *slog.Logger, table *command.Table, cfg *config.Regis
 	op.metrics = metrics.New(metrics.Options{Table: table, Store: store, MaxFilters: metrics.DefaultMaxFilters})
 	cfg.Register(op.metrics.ConfigParam())
 	srv, err := server.New(server.Options{
-		Addr: o.Addr, RequirePass: o.RequirePass, Logger: log,
+		Addr: o.Addr, RequirePass: o.RequirePass, ACLFile: o.ACLFile, Logger: log,
 		Store: store, Config: cfg, Table: table, Version: o.Version,
 		MaxMemory: DefaultMaxMemory(), Observer: op.metrics,
 	})

@@ -103,6 +103,7 @@ kb = 1024). See docs/OPERATIONS.md.`,
 	fl.StringVar(&o.Dir, "dir", app.DefaultDir, "data directory (AOF and snapshots)")
 	fl.StringVar(&o.AppendFsync, "appendfsync", app.DefaultAppendFsync, "fsync policy: always | everysec | no")
 	fl.StringVar(&o.RequirePass, "requirepass", "", "password clients must AUTH with (or env PROBLY_REQUIREPASS)")
+	fl.StringVar(&o.ACLFile, "aclfile", "", "ACL users file in Redis's format (ACL SAVE/LOAD); it must exist, and is loaded at start")
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", app.DefaultMetricsAddr, `HTTP address of /metrics, /healthz and /readyz; "" or "off" disables it`)
 	fl.StringVar(&o.TLSCert, "tls-cert", "", "PEM certificate (chain) file; with --tls-key, clients must connect with TLS")
 	fl.StringVar(&o.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
