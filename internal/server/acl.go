@@ -26,12 +26,10 @@ func (s *Server) ACL() *acl.Registry { return s.acl }
 // aclStats counts denials by reason.
 type aclStats struct{ command, key, auth atomic.Uint64 }
 
-// initACL creates the registry, applies requirepass to the default user
-// and loads the aclfile, if any (its users, default included, win over
-// requirepass, as in Redis where the file is loaded last).
+// initACL loads the aclfile, if any, once CONFIG requirepass configured
+// the default user: the file's users, default included, win over
+// requirepass, as in Redis, where the file is loaded last.
 func (s *Server) initACL(opts Options) error {
-	s.acl = acl.New(s.table)
-	s.acl.SetRequirePass(opts.RequirePass)
 	if opts.ACLFile != "" {
 		s.acl.SetFile(opts.ACLFile)
 		if err := s.acl.Load(); err != nil {

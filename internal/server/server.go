@@ -356,9 +356,7 @@ func New(opts Options) (*Server, error) {
 		maxQuery = DefaultMaxQueryBuffer
 	}
 	s.mem.init(s.store)
-	if err := s.initACL(opts); err != nil {
-		return nil, err
-	}
+	s.acl = acl.New(s.table)
 	if err := s.registerConfig(limitValues{
 		maxClients: int64(orDefault(opts.MaxClients, DefaultMaxClients)),
 		maxBulk:    maxBulk,
@@ -366,6 +364,9 @@ func New(opts Options) (*Server, error) {
 		maxQuery:   maxQuery,
 		maxMemory:  opts.MaxMemory,
 	}); err != nil {
+		return nil, err
+	}
+	if err := s.initACL(opts); err != nil { // after requirepass (acl.go)
 		return nil, err
 	}
 	return s, nil
