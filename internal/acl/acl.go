@@ -629,6 +629,9 @@ func checkKeys(st *state, spec *command.Spec, args [][]byte) (Denial, int) {
 		if k.Flags&(command.KeyInsert|command.KeyUpdate|command.KeyDelete) != 0 {
 			need |= permWrite
 		}
+		if k.Flags&command.KeyVariableFlags != 0 && spec.Name == "set" && !hasGet(args) {
+			need = permWrite // Redis's setGetKeys: SET without GET only overwrites
+		}
 		last := k.LastKey
 		if last >= 0 {
 			last += k.Begin
@@ -642,6 +645,16 @@ func checkKeys(st *state, spec *command.Spec, args [][]byte) (Denial, int) {
 		}
 	}
 	return Allowed, 0
+}
+
+// hasGet reports whether a SET call has the GET option.
+func hasGet(args [][]byte) bool {
+	for _, a := range args[min(3, len(args)):] {
+		if strings.EqualFold(string(a), "get") {
+			return true
+		}
+	}
+	return false
 }
 
 func keyAllowed(st *state, key []byte, need uint8) bool {
