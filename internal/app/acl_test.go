@@ -296,3 +296,52 @@ func TestACLFileSurvivesRestart(t *testing.T) {
 		t.Errorf("a failed ACL LOAD changed the users: %q", now)
 	}
 }
+
+// CONFIG SET requirepass configures the default user; ACL DELUSER closes
+// the deleted user's connections; RESET goes back to the default user.
+func TestACLRequirePassAndDelUser(t *testing.T) {
+	s := runApp(t, Options{}, true)
+	ctx := context.Background()
+	admin := newClient(t, s.addr, func(o *redis.Options) { o.PoolSize = 1 })
+	if err := admin.ConfigSet(ctx, "requirepass", "pw").Err(); err != nil {
+		t.Fatal(err)
+	}
+	fresh := newClient(t, s.addr, nil)
+	if err := fresh.Ping(ctx).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOAUTH") {
+		t.Errorf("PING without AUTH after CONFIG SET requirepass: %v", err)
+	}
+	withPass := newClient(t, s.addr, func(o *redis.Options) { o.Password = "pw" })
+	if err := withPass.Ping(ctx).Err(); err != nil {
+		t.Errorf("PING with the new password: %v", err)
+	}
+	if v, _ := withPass.ConfigGet(ctx, "requirepass").Result(); v["requirepass"] != "pw" {
+		t.Errorf("CONFIG GET requirepass = %v", v)
+	}
+	if err := withPass.Do(ctx, "ACL", "SETUSER", "u", "on", ">x", "allkeys", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	raw := commandtest.DialRaw(t, s.addr, 2)
+	for _, c := range [][]string{{"AUTH", "u", "x"}, {"ACL", "WHOAMI"}} {
+		if r, err := raw.Do(commandtest.Argv(c...)); err != nil || r == "" || r[0] == '-' {
+			t.Fatalf("%v: %q %v", c, r, err)
+		}
+	}
+	if r, _ := raw.Do(commandtest.Argv("RESET")); r != "+RESET\r\n" {
+		t.Fatalf("RESET: %q", r)
+	}
+	if r, _ := raw.Do(commandtest.Argv("PING")); !strings.HasPrefix(r, "-NOAUTH") {
+		t.Errorf("PING after RESET (default user has a password): %q", r)
+	}
+	if r, _ := raw.Do(commandtest.Argv("AUTH", "u", "x")); r != "+OK\r\n" {
+		t.Fatalf("AUTH u x: %q", r)
+	}
+	if n, err := withPass.Do(ctx, "ACL", "DELUSER", "u").Int(); err != nil || n != 1 {
+		t.Fatalf("ACL DELUSER u: %d %v", n, err)
+	}
+	if r, err := raw.Do(commandtest.Argv("PING")); err == nil && !strings.HasPrefix(r, "-ERR") {
+		t.Errorf("PING of a deleted user's connection: %q", r)
+	}
+	if _, err := raw.Do(commandtest.Argv("PING")); err == nil {
+		t.Error("the deleted user's connection is still open")
+	}
+}
