@@ -101,18 +101,7 @@ func (r *Registry) InCategory(name string) ([]string, bool) {
 
 // describe is the user's rules as ACL LIST writes them after the name.
 func (r *Registry) describe(st *state) string {
-	var b []string
-	if st.enabled {
-		b = append(b, "on")
-	} else {
-		b = append(b, "off")
-	}
-	if st.nopass {
-		b = append(b, "nopass")
-	}
-	if st.sanitize != "" {
-		b = append(b, st.sanitize)
-	}
+	b := flags(st)
 	for _, p := range st.passwords {
 		b = append(b, "#"+p)
 	}

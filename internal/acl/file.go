@@ -12,6 +12,8 @@ import (
 
 // ErrNoFile is ACL SAVE's and ACL LOAD's error without an aclfile
 // (Redis's text).
+//
+//lint:ignore ST1005 the text is Redis's reply, sent as is
 var ErrNoFile = errors.New("ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.")
 
 // ErrFile is wrapped by every error of an aclfile that cannot be loaded.

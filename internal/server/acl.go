@@ -18,7 +18,8 @@ import (
 // error and does not run; inside MULTI it is refused when queued, so
 // EXEC answers EXECABORT. Every denial and failed AUTH goes to the ACL
 // LOG, to the acl-denial counters of Stats (metrics) and to the debug
-// log, which names the user, the command and the reason but never a key.
+// log, which names the user, the command and the reason but never a key
+// (nor, for a failed AUTH, the user name the client sent).
 
 // ACL returns the server's users (ACL commands; generic.ACLServer).
 func (s *Server) ACL() *acl.Registry { return s.acl }
@@ -81,7 +82,8 @@ func (c *client) login(user, pass string) bool {
 	if !ok {
 		c.s.aclStats.auth.Add(1)
 		c.s.acl.Log.Add("auth", c.aclContext(), "AUTH", user, c.aclClientInfo("auth"), time.Now())
-		c.s.log.Debug("ACL: authentication failed", "conn_id", c.conn.ID, "user", user)
+		// Not the user name: a client may have sent anything there.
+		c.s.log.Debug("ACL: authentication failed", "conn_id", c.conn.ID)
 		return false
 	}
 	c.user, c.userName = u, u.Name()
