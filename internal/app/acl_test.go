@@ -345,3 +345,46 @@ func TestACLRequirePassAndDelUser(t *testing.T) {
 		t.Error("the deleted user's connection is still open")
 	}
 }
+
+// Rules changed while the user's connections run commands: every reply
+// is the old rules' or the new ones', never a torn mix (run with -race).
+func TestACLConcurrentSetUser(t *testing.T) {
+	s := runApp(t, Options{}, true)
+	ctx := context.Background()
+	admin := newClient(t, s.addr, nil)
+	if err := admin.Do(ctx, "ACL", "SETUSER", "u", "on", ">x", "~a:*", "+@string").Err(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 200; i++ {
+			rule := "+@string"
+			if i%2 == 1 {
+				rule = "-@string"
+			}
+			if err := admin.Do(ctx, "ACL", "SETUSER", "u", rule).Err(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	u := newClient(t, s.addr, func(o *redis.Options) { o.Username, o.Password, o.PoolSize = "u", "x", 4 })
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		err := u.Set(ctx, "a:1", "v", 0).Err()
+		if err != nil && err.Error() != "NOPERM User u has no permissions to run the 'set' command" {
+			t.Fatalf("SET while the rules change: %v", err)
+		}
+		if err := u.Set(ctx, "b:1", "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+			t.Fatalf("SET b:1 outside the pattern: %v", err)
+		}
+	}
+	if n, _ := admin.Exists(ctx, "b:1").Result(); n != 0 {
+		t.Error("a denied SET wrote b:1")
+	}
+}

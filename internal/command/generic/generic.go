@@ -293,8 +293,12 @@ func clientInfo(c *command.Ctx) {
 			flags = "x" // inside MULTI, or EXEC running the queue
 		}
 	}
+	user := cn.User
+	if user == "" {
+		user = "default"
+	}
 	verbatim(c.R, "id="+strconv.FormatInt(cn.ID, 10)+" addr="+cn.Addr+" name="+cn.Name+
-		" db=0 flags="+flags+" sub=0 psub=0 ssub=0 multi="+strconv.Itoa(multi)+" cmd=client|info user=default redir=-1 resp="+
+		" db=0 flags="+flags+" sub=0 psub=0 ssub=0 multi="+strconv.Itoa(multi)+" cmd=client|info user="+user+" redir=-1 resp="+
 		strconv.Itoa(cn.Proto)+" lib-name="+cn.LibName+" lib-ver="+cn.LibVer+"\n")
 }
 
