@@ -388,3 +388,33 @@ func TestACLConcurrentSetUser(t *testing.T) {
 		t.Error("a denied SET wrote b:1")
 	}
 }
+
+// EXEC re-checks the ACL: a queued command the user lost the right to
+// run meanwhile is answered NOPERM in EXEC's reply and does not run.
+func TestACLRecheckedAtExec(t *testing.T) {
+	s := runApp(t, Options{}, true)
+	admin := commandtest.DialRaw(t, s.addr, 2)
+	u := commandtest.DialRaw(t, s.addr, 2)
+	for _, c := range []struct {
+		rc   *commandtest.RawClient
+		args []string
+		want string
+	}{
+		{admin, []string{"ACL", "SETUSER", "u", "on", ">x", "allkeys", "+@all"}, "+OK\r\n"},
+		{u, []string{"AUTH", "u", "x"}, "+OK\r\n"},
+		{u, []string{"MULTI"}, "+OK\r\n"},
+		{u, []string{"SET", "a", "1"}, "+QUEUED\r\n"},
+		{u, []string{"SET", "b", "1"}, "+QUEUED\r\n"},
+		{admin, []string{"ACL", "SETUSER", "u", "resetkeys", "~b"}, "+OK\r\n"},
+		{u, []string{"EXEC"}, "*2\r\n-NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: No permissions to access a key\r\n+OK\r\n"},
+		{admin, []string{"EXISTS", "a", "b"}, ":1\r\n"},
+	} {
+		if got, err := c.rc.Do(commandtest.Argv(c.args...)); err != nil || got != c.want {
+			t.Fatalf("%v: %q, %v; want %q", c.args, got, err, c.want)
+		}
+	}
+	out, _ := admin.Do(commandtest.Argv("ACL", "LOG"))
+	if !strings.Contains(out, "$7\r\ncontext\r\n$5\r\nmulti\r\n") {
+		t.Errorf("ACL LOG after the EXEC denial has no context multi: %q", out)
+	}
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -154,4 +155,18 @@ func (c *client) aclClientInfo(cmd string) string {
 	return "id=" + strconv.FormatInt(cn.ID, 10) + " addr=" + cn.Addr + " laddr=" + c.nc.LocalAddr().String() +
 		" name=" + cn.Name + " db=0 flags=" + flags + " multi=" + multi + " cmd=" + cmd + " user=" + user +
 		" resp=" + strconv.Itoa(cn.Proto)
+}
+
+// execACL re-checks each queued command when EXEC runs it, as Redis
+// does: the user's rules may have changed since it was queued. A denied
+// command does not run; its element of EXEC's reply is Redis's error.
+type execACL struct{ c *client }
+
+func (e execACL) Admit(ctx *command.Ctx, spec *command.Spec) string {
+	msg := e.c.aclDenied(spec, ctx.Args)
+	if msg == "" || e.c.conn.Close {
+		return msg
+	}
+	return "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
+		"This command is no longer allowed for the following reason: " + strings.TrimPrefix(msg, "NOPERM ")
 }
