@@ -154,6 +154,12 @@ func TestLogGroups(t *testing.T) {
 	if n := len(l.Entries(-1)); n != 2 {
 		t.Errorf("after SetMax(2): %d entries", n)
 	}
+	l.SetMax(0)
+	if n := len(l.Entries(-1)); n != 0 {
+		t.Errorf("after SetMax(0): %d entries", n)
+	}
+	l.SetMax(5)
+	l.Add("auth", "toplevel", "AUTH", "x", "", t0)
 	l.Reset()
 	if n := len(l.Entries(-1)); n != 0 {
 		t.Errorf("after Reset: %d entries", n)

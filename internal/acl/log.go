@@ -51,21 +51,22 @@ type Log struct {
 	entries []Entry
 	nextID  int64
 	max     int
+	maxSet  bool
 }
 
-// SetMax sets how many entries the log keeps (acllog-max-len); 0 keeps
-// DefaultLogLen.
+// SetMax sets how many entries the log keeps (acllog-max-len; 0 keeps
+// none, as in Redis).
 func (l *Log) SetMax(n int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.max = n
+	l.max, l.maxSet = max(n, 0), true
 	l.trim()
 }
 
 func (l *Log) trim() {
-	m := l.max
-	if m <= 0 {
-		m = DefaultLogLen
+	m := DefaultLogLen
+	if l.maxSet {
+		m = l.max
 	}
 	if len(l.entries) > m {
 		l.entries = l.entries[:m]

@@ -76,6 +76,8 @@ func TestACLDifferentialRedis(t *testing.T) {
 			both("ACL", "GETUSER", name)
 		}
 		both("ACL", "LIST")
+		both("CONFIG", "GET", "acllog-max-len")
+		both("CONFIG", "SET", "acllog-max-len", "-1")
 		both("ACL", "USERS")
 		both("ACL", "WHOAMI")
 		both("ACL", "GETUSER", "nosuch")

@@ -408,6 +408,7 @@ func (s *Server) registerConfig(v limitValues) error {
 		s.clientsParam(),
 		config.IntParam("timeout", "0", 0, maxTimeout, s.idleTimeout.Store),
 		s.requirePassParam(s.pass),
+		config.IntParam("acllog-max-len", strconv.Itoa(acl.DefaultLogLen), 0, maxInt64, func(n int64) { s.acl.Log.SetMax(int(min(n, 1<<30))) }),
 		{Name: "databases", Default: "1", Set: func(v string) error {
 			if v != "1" {
 				return errors.New("can't set immutable config")
