@@ -103,8 +103,8 @@ type state struct {
 	allowed     []uint64
 	firstArgs   map[int][]string
 	ids         map[*command.Spec]int // the catalog's, shared
-	// everything: enabled, allKeys and every command bit set: the check
-	// has nothing to do.
+	// everything: allKeys and every command bit set: the check has
+	// nothing to do.
 	everything bool
 }
 
@@ -192,7 +192,7 @@ func (r *Registry) emptyState() *state {
 }
 
 func (r *Registry) publish(u *User, st *state) {
-	st.everything = st.enabled && st.allKeys
+	st.everything = st.allKeys
 	for id := range r.cat.cmds {
 		if !st.bit(id) {
 			st.everything = false
@@ -565,7 +565,9 @@ func (d Denial) Reason() string {
 
 // Check reports whether u may run spec with args (args[0] the command
 // name) and, for DeniedKey, the index in args of the first key refused.
-// Commands flagged no_auth (AUTH, HELLO, QUIT) are always allowed.
+// Commands flagged no_auth (AUTH, HELLO, QUIT) are always allowed. A
+// user turned "off" can no longer authenticate, but connections already
+// authenticated as it keep its permissions, as in Redis.
 // Cost: nothing for a user with every command and key; otherwise one
 // bitmap test plus a glob match per key and pattern. It does not
 // allocate.
@@ -573,9 +575,6 @@ func (u *User) Check(spec *command.Spec, args [][]byte) (Denial, int) {
 	st := u.st.Load()
 	if st.everything || spec.Flags&command.FlagNoAuth != 0 {
 		return Allowed, 0
-	}
-	if !st.enabled {
-		return DeniedCommand, 0
 	}
 	id, ok := st.ids[spec]
 	if !ok {

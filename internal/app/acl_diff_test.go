@@ -76,6 +76,9 @@ func TestACLDifferentialRedis(t *testing.T) {
 			both("ACL", "GETUSER", name)
 		}
 		both("ACL", "LIST")
+		both("ACL", "GETUSER", "default")
+		both("ACL", "DRYRUN", "default", "get")
+		both("ACL", "SETUSER", "a b")
 		both("CONFIG", "GET", "acllog-max-len")
 		both("CONFIG", "SET", "acllog-max-len", "-1")
 		both("ACL", "USERS")

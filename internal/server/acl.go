@@ -110,12 +110,15 @@ func (c *client) aclUser() *acl.User {
 
 // aclDenied checks spec with args against the connection's user and
 // returns the error reply for a denial ("" = allowed). A connection
-// whose user was deleted is closed, as Redis does.
+// whose user was deleted is closed without a reply, as Redis closes it
+// at ACL DELUSER.
 func (c *client) aclDenied(spec *command.Spec, args [][]byte) string {
 	u := c.aclUser()
 	if u == nil {
-		c.conn.Close = true
-		return "ERR the user this connection is authenticated as was deleted; closing the connection"
+		// Redis kills the connection at DELUSER: nothing more of it runs
+		// or is answered.
+		c.abort, c.conn.Close = true, true
+		return "ERR the user of this connection was deleted"
 	}
 	d, i := u.Check(spec, args)
 	if d == acl.Allowed {
