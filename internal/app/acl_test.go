@@ -183,6 +183,9 @@ func TestACLTenants(t *testing.T) {
 			t.Errorf("log line with a key: %s", line)
 		}
 	}
+	if info, _ := admin.Info(ctx, "stats").Result(); !strings.Contains(info, "acl_access_denied_key:") || strings.Contains(info, "acl_access_denied_key:0\r\n") {
+		t.Errorf("INFO stats ACL counters: %s", info)
+	}
 	if !strings.Contains(sink.String(), "ACL: command denied") {
 		t.Error("no denial in the log")
 	}

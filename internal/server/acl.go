@@ -173,3 +173,11 @@ func (e execACL) Admit(ctx *command.Ctx, spec *command.Spec) string {
 	return "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
 		"This command is no longer allowed for the following reason: " + strings.TrimPrefix(msg, "NOPERM ")
 }
+
+// infoACLStats writes Redis 7.2's INFO stats ACL counters.
+func (s *Server) infoACLStats(b *infoBuf) {
+	b.kv("acl_access_denied_auth", s.aclStats.auth.Load())
+	b.kv("acl_access_denied_cmd", s.aclStats.command.Load())
+	b.kv("acl_access_denied_key", s.aclStats.key.Load())
+	b.kv("acl_access_denied_channel", 0)
+}
