@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -416,5 +417,34 @@ func TestACLRecheckedAtExec(t *testing.T) {
 	out, _ := admin.Do(commandtest.Argv("ACL", "LOG"))
 	if !strings.Contains(out, "$7\r\ncontext\r\n$5\r\nmulti\r\n") {
 		t.Errorf("ACL LOG after the EXEC denial has no context multi: %q", out)
+	}
+}
+
+// Protected mode accepts a non-loopback address without --requirepass
+// when the aclfile gives the default user a password, and refuses it
+// when the file leaves the default user nopass.
+func TestACLFileProtectedMode(t *testing.T) {
+	dir := t.TempDir()
+	open := filepath.Join(dir, "open.acl")
+	closed := filepath.Join(dir, "closed.acl")
+	if err := os.WriteFile(open, []byte("user t1 on >x ~t1:* +@bloom\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(closed, []byte("user default on >adminpw ~* &* +@all\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := checkProtectedMode(Options{Listener: ln, ACLFile: open}); err == nil {
+		t.Error("an aclfile whose default user is nopass passed protected mode")
+	}
+	if err := checkProtectedMode(Options{Listener: ln, ACLFile: closed}); err != nil {
+		t.Errorf("an aclfile with a password for default: %v", err)
+	}
+	if err := checkProtectedMode(Options{Listener: ln, ACLFile: filepath.Join(dir, "missing.acl")}); err == nil {
+		t.Error("a missing aclfile passed protected mode")
 	}
 }

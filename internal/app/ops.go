@@ -161,7 +161,7 @@ func checkProtectedMode(o Options) error {
 	if o.Listener != nil {
 		addr = o.Listener.Addr().String()
 	}
-	if o.RequirePass == "" && !isLoopback(addr) {
+	if o.RequirePass == "" && !isLoopback(addr) && !aclFileProtects(o.ACLFile) {
 		return fmt.Errorf("%w: protected mode: --addr %s is not a loopback address and no password is set (--requirepass), "+
 			"so anyone who can reach it could read and change every key; set --requirepass, listen on 127.0.0.1, "+
 			"or pass --protected-mode=no", ErrInvalidOptions, addr)
