@@ -53,8 +53,9 @@ serves /metrics (Prometheus), /healthz (200 while the process runs) and
 with --follow, the follower has caught up; then 200). It starts before
 recovery.
 
-Security: --requirepass makes clients AUTH first; --tls-cert/--tls-key turn
-on TLS for RESP. Protected mode (on by default) refuses to start when --addr
+Security: --requirepass makes clients AUTH first; --aclfile keeps ACL users
+(one per tenant: ACL SETUSER, ACL SAVE); --tls-cert/--tls-key turn on TLS
+for RESP. Protected mode (on by default) refuses to start when --addr
 is not a loopback address and no password is set, when --metrics-addr is
 not a loopback address, or when --follow starts its embedded NATS server on
 a non-loopback address; --protected-mode=no allows all three.
