@@ -59,8 +59,10 @@ type Options struct {
 	Dir         string // data directory; default DefaultDir
 	AppendFsync string // always | everysec | no; default everysec
 	RequirePass string
-	Logger      *slog.Logger
-	Version     string
+	// ACLFile is the aclfile (Redis format; ACL SAVE/LOAD), "" = none.
+	ACLFile string
+	Logger  *slog.Logger
+	Version string
 	// Listener, if set, is used instead of listening on Addr (tests).
 	Listener net.Listener
 	// Ready, if set, receives the bound address once recovery finished and

@@ -66,7 +66,7 @@ func newOps(o Options, log *slog.Logger, table *command.Table, cfg *config.Regis
 	op.metrics = metrics.New(metrics.Options{Table: table, Store: store, MaxFilters: metrics.DefaultMaxFilters})
 	cfg.Register(op.metrics.ConfigParam())
 	srv, err := server.New(server.Options{
-		Addr: o.Addr, RequirePass: o.RequirePass, Logger: log,
+		Addr: o.Addr, RequirePass: o.RequirePass, ACLFile: o.ACLFile, Logger: log,
 		Store: store, Config: cfg, Table: table, Version: o.Version,
 		MaxMemory: DefaultMaxMemory(), Observer: op.metrics,
 	})
@@ -161,7 +161,7 @@ func checkProtectedMode(o Options) error {
 	if o.Listener != nil {
 		addr = o.Listener.Addr().String()
 	}
-	if o.RequirePass == "" && !isLoopback(addr) {
+	if o.RequirePass == "" && !isLoopback(addr) && !aclFileProtects(o.ACLFile) {
 		return fmt.Errorf("%w: protected mode: --addr %s is not a loopback address and no password is set (--requirepass), "+
 			"so anyone who can reach it could read and change every key; set --requirepass, listen on 127.0.0.1, "+
 			"or pass --protected-mode=no", ErrInvalidOptions, addr)

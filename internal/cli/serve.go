@@ -53,8 +53,9 @@ serves /metrics (Prometheus), /healthz (200 while the process runs) and
 with --follow, the follower has caught up; then 200). It starts before
 recovery.
 
-Security: --requirepass makes clients AUTH first; --tls-cert/--tls-key turn
-on TLS for RESP. Protected mode (on by default) refuses to start when --addr
+Security: --requirepass makes clients AUTH first; --aclfile keeps ACL users
+(one per tenant: ACL SETUSER, ACL SAVE); --tls-cert/--tls-key turn on TLS
+for RESP. Protected mode (on by default) refuses to start when --addr
 is not a loopback address and no password is set, when --metrics-addr is
 not a loopback address, or when --follow starts its embedded NATS server on
 a non-loopback address; --protected-mode=no allows all three.
@@ -103,6 +104,7 @@ kb = 1024). See docs/OPERATIONS.md.`,
 	fl.StringVar(&o.Dir, "dir", app.DefaultDir, "data directory (AOF and snapshots)")
 	fl.StringVar(&o.AppendFsync, "appendfsync", app.DefaultAppendFsync, "fsync policy: always | everysec | no")
 	fl.StringVar(&o.RequirePass, "requirepass", "", "password clients must AUTH with (or env PROBLY_REQUIREPASS)")
+	fl.StringVar(&o.ACLFile, "aclfile", "", "ACL users file in Redis's format (ACL SAVE/LOAD); it must exist, and is loaded at start")
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", app.DefaultMetricsAddr, `HTTP address of /metrics, /healthz and /readyz; "" or "off" disables it`)
 	fl.StringVar(&o.TLSCert, "tls-cert", "", "PEM certificate (chain) file; with --tls-key, clients must connect with TLS")
 	fl.StringVar(&o.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")

@@ -243,6 +243,14 @@ type Conn struct {
 	LibVer  string
 	Addr    string
 	Close   bool // set by QUIT: close after flushing the reply
+	// User is the ACL user the connection is authenticated as ("" means
+	// "default").
+	User string
+	// Login, if not nil, authenticates the connection as user with pass
+	// (AUTH, HELLO … AUTH): on success it sets Authed and User and
+	// returns true; a failure is logged in the ACL LOG. nil (no ACL:
+	// replay, test harnesses) falls back to the requirepass check.
+	Login func(user, pass string) bool
 	// Tx is the connection's transaction state (MULTI, EXEC, DISCARD,
 	// WATCH, UNWATCH, RESET), implemented by the server; nil where there
 	// is none (log replay, the follower, test harnesses).

@@ -127,6 +127,7 @@ func New(o Options) *Metrics {
 		&persistCollector{m: m},
 		&keyspaceCollector{m: m},
 		&expireCollector{m: m},
+		&aclCollector{m: m},
 	)
 	return m
 }

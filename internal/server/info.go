@@ -242,6 +242,7 @@ func (s *Server) infoStats(b *infoBuf) {
 	b.kv("keyspace_misses", 0)
 	b.kv("pubsub_channels", 0)
 	b.kv("pubsub_patterns", 0)
+	s.infoACLStats(b)
 }
 
 func (s *Server) infoReplication(b *infoBuf) {

@@ -94,6 +94,7 @@ import (
 
 	"github.com/tidwall/redcon"
 
+	"github.com/probly/probly/internal/acl"
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
@@ -157,11 +158,14 @@ var ErrServerClosed = errors.New("server: closed")
 type Options struct {
 	Addr        string // listen address for ListenAndServe; default 127.0.0.1:6379
 	RequirePass string // password of the default user; "" = no AUTH needed
-	Logger      *slog.Logger
-	Store       *keyspace.Store
-	Config      *config.Registry // default: a new empty registry
-	Table       *command.Table
-	Persist     Persister // nil = no persistence (SAVE/BGSAVE fail)
+	// ACLFile, if set, is the aclfile (Redis format) loaded at start
+	// (an error if it cannot be) and by ACL LOAD, and written by ACL SAVE.
+	ACLFile string
+	Logger  *slog.Logger
+	Store   *keyspace.Store
+	Config  *config.Registry // default: a new empty registry
+	Table   *command.Table
+	Persist Persister // nil = no persistence (SAVE/BGSAVE fail)
 
 	MaxClients     int    // default DefaultMaxClients; CONFIG SET maxclients
 	MaxBulkLen     int64  // default DefaultMaxBulkLen; CONFIG SET proto-max-bulk-len
@@ -210,17 +214,20 @@ const UnknownCommand = "unknown"
 // Server is a running (or ready to run) Redis-protocol server. It
 // implements command.Server.
 type Server struct {
-	log     *slog.Logger
-	addr    string
-	pass    string
-	store   *keyspace.Store
-	cfg     *config.Registry
-	table   *command.Table
-	persist Persister
-	flusher Flusher // persist, if it implements Flusher
-	version string
-	start   time.Time
-	runID   string
+	log      *slog.Logger
+	addr     string
+	pass     string // requirepass (CONFIG requirepass); passMu guards it
+	passMu   sync.Mutex
+	acl      *acl.Registry // users (acl.go)
+	aclStats aclStats
+	store    *keyspace.Store
+	cfg      *config.Registry
+	table    *command.Table
+	persist  Persister
+	flusher  Flusher // persist, if it implements Flusher
+	version  string
+	start    time.Time
+	runID    string
 
 	lim        limits
 	maxClients atomic.Int64
@@ -277,6 +284,9 @@ type Stats struct {
 	// ones (Options.MaxHandshakes).
 	EvictedClients    uint64
 	DroppedHandshakes uint64
+	// ACLDenied* count ACL denials by reason: commands the user may not
+	// run, keys outside its patterns, failed AUTH/HELLO AUTH.
+	ACLDeniedCommands, ACLDeniedKeys, ACLDeniedAuth uint64
 }
 
 // New validates opts and returns a Server. It registers the server-owned
@@ -346,6 +356,7 @@ func New(opts Options) (*Server, error) {
 		maxQuery = DefaultMaxQueryBuffer
 	}
 	s.mem.init(s.store)
+	s.acl = acl.New(s.table)
 	if err := s.registerConfig(limitValues{
 		maxClients: int64(orDefault(opts.MaxClients, DefaultMaxClients)),
 		maxBulk:    maxBulk,
@@ -353,6 +364,9 @@ func New(opts Options) (*Server, error) {
 		maxQuery:   maxQuery,
 		maxMemory:  opts.MaxMemory,
 	}); err != nil {
+		return nil, err
+	}
+	if err := s.initACL(opts); err != nil { // after requirepass (acl.go)
 		return nil, err
 	}
 	return s, nil
@@ -393,6 +407,8 @@ func (s *Server) registerConfig(v limitValues) error {
 		config.MemoryParam("maxmemory", strconv.FormatUint(v.maxMemory, 10), 0, maxInt64, s.mem.setLimit),
 		s.clientsParam(),
 		config.IntParam("timeout", "0", 0, maxTimeout, s.idleTimeout.Store),
+		s.requirePassParam(s.pass),
+		config.IntParam("acllog-max-len", strconv.Itoa(acl.DefaultLogLen), 0, maxInt64, func(n int64) { s.acl.Log.SetMax(int(min(n, 1<<30))) }),
 		{Name: "databases", Default: "1", Set: func(v string) error {
 			if v != "1" {
 				return errors.New("can't set immutable config")
@@ -612,6 +628,9 @@ func (s *Server) Stats() Stats {
 		ErrorReplies:        s.stats.errors.Load(),
 		EvictedClients:      s.stats.evicted.Load(),
 		DroppedHandshakes:   s.stats.hsDropped.Load(),
+		ACLDeniedCommands:   s.aclStats.command.Load(),
+		ACLDeniedKeys:       s.aclStats.key.Load(),
+		ACLDeniedAuth:       s.aclStats.auth.Load(),
 	}
 }
 
@@ -625,6 +644,9 @@ func (s *Server) ResetStats() {
 	s.stats.errors.Store(0)
 	s.stats.evicted.Store(0)
 	s.stats.hsDropped.Store(0)
+	s.aclStats.command.Store(0)
+	s.aclStats.key.Store(0)
+	s.aclStats.auth.Store(0)
 }
 
 // --- command.Server ---
@@ -681,9 +703,6 @@ func (s *Server) LastSave() int64 {
 	return s.start.Unix()
 }
 
-// RequirePass returns the configured password.
-func (s *Server) RequirePass() string { return s.pass }
-
 // Table returns the command table.
 func (s *Server) Table() *command.Table { return s.table }
 
@@ -695,19 +714,22 @@ func (s *Server) Flush() (uint64, error) {
 // --- connections ---
 
 type client struct {
-	s      *Server
-	rec    Recorder      // nil without an Observer
-	clock  time.Duration // monotonic time (since s.start) of the last command's end
-	nc     net.Conn
-	g      *guard
-	br     *bufio.Reader // between g and rd: kept when rd is replaced
-	rd     *redcon.Reader
-	wr     *redcon.Writer
-	reply  resp.Reply
-	conn   command.Conn
-	ctx    command.Ctx
-	res    reservation // the running command's maxmemory reservations
-	policy command.Policy
+	s   *Server
+	rec Recorder // nil without an Observer
+	// user is the ACL user of conn.User (userName), cached (acl.go).
+	user     *acl.User
+	userName string
+	clock    time.Duration // monotonic time (since s.start) of the last command's end
+	nc       net.Conn
+	g        *guard
+	br       *bufio.Reader // between g and rd: kept when rd is replaced
+	rd       *redcon.Reader
+	wr       *redcon.Writer
+	reply    resp.Reply
+	conn     command.Conn
+	ctx      command.Ctx
+	res      reservation // the running command's maxmemory reservations
+	policy   command.Policy
 	// unlogged is set when a write command of the batch reported no AOF
 	// sequence number (see settle).
 	unlogged bool
@@ -736,9 +758,10 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.conn = command.Conn{
 		ID:     s.nextID.Add(1),
 		Proto:  2,
-		Authed: s.pass == "",
+		Authed: s.authedAtStart(),
 		Addr:   nc.RemoteAddr().String(),
 	}
+	c.conn.Login = c.login
 	c.conn.Tx = c
 	c.g = &guard{r: nc, lim: &s.lim, in: &s.stats.in, c: c}
 	if !c.conn.Authed {
@@ -997,6 +1020,11 @@ func (c *client) admit(spec *command.Spec, args [][]byte) string {
 		return noAuthMsg
 	case c.tx.multi && spec.Flags&command.FlagNoMulti != 0:
 		return errNoMulti
+	}
+	if msg := c.aclDenied(spec, args); msg != "" {
+		return msg
+	}
+	switch {
 	// Inside MULTI every command but EXEC, DISCARD, QUIT and RESET is
 	// refused over maxmemory (Redis: the queue itself takes memory).
 	case (spec.Flags&command.FlagDenyOOM != 0 || c.tx.multi && queuesUnderOOM(spec)) && c.s.mem.over():

@@ -72,8 +72,8 @@ type txState struct {
 	watchBytes uint64
 }
 
-// execPolicy runs queued commands: they were checked when queued.
-var execPolicy = command.Policy{}
+// Queued commands were checked when queued; EXEC re-checks only the
+// ACL (execACL, acl.go).
 
 // txControl reports whether spec is one of the commands that run at once
 // inside MULTI instead of being queued.
@@ -271,6 +271,7 @@ func (c *client) Exec(ctx *command.Ctx) {
 	c.tx.execing = true
 	ctx.R.Array(len(c.tx.queue))
 	var maxSeq uint64
+	execPolicy := command.Policy{Admit: execACL{c}}
 	for _, args := range c.tx.queue {
 		ctx.Args = args
 		o := c.s.table.Run(ctx, &execPolicy)

@@ -41,6 +41,7 @@ func Register(t *command.Table, cfg *config.Registry) {
 	t.Add(keySpecs()...)
 	t.Add(txSpecs()...)
 	t.Add(expireSpecs()...)
+	t.Add(aclSpecs()...)
 }
 
 // lower returns b lowercased as a string (option keywords).
@@ -91,6 +92,19 @@ const (
 	errNoPass    = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
 )
 
+// login authenticates the connection as user: through the server's ACL
+// (Conn.Login) when there is one, else against requirepass.
+func login(c *command.Ctx, required, user, pass string) bool {
+	if c.Conn.Login != nil {
+		return c.Conn.Login(user, pass)
+	}
+	if !checkPass(required, user, pass) {
+		return false
+	}
+	c.Conn.Authed, c.Conn.User = true, user
+	return true
+}
+
 func auth(c *command.Ctx) {
 	required := c.Server.RequirePass()
 	var user, pass string
@@ -107,11 +121,10 @@ func auth(c *command.Ctx) {
 		c.R.Error(errSyntax)
 		return
 	}
-	if !checkPass(required, user, pass) {
+	if !login(c, required, user, pass) {
 		c.R.Error(errWrongPass)
 		return
 	}
-	c.Conn.Authed = true
 	c.R.OK()
 }
 
@@ -147,11 +160,10 @@ func hello(c *command.Ctx) {
 		}
 	}
 	if haveAuth {
-		if !checkPass(c.Server.RequirePass(), string(user), string(pass)) {
+		if !login(c, c.Server.RequirePass(), string(user), string(pass)) {
 			c.R.Error(errWrongPass)
 			return
 		}
-		c.Conn.Authed = true
 	}
 	if !c.Conn.Authed {
 		c.R.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
@@ -281,8 +293,12 @@ func clientInfo(c *command.Ctx) {
 			flags = "x" // inside MULTI, or EXEC running the queue
 		}
 	}
+	user := cn.User
+	if user == "" {
+		user = "default"
+	}
 	verbatim(c.R, "id="+strconv.FormatInt(cn.ID, 10)+" addr="+cn.Addr+" name="+cn.Name+
-		" db=0 flags="+flags+" sub=0 psub=0 ssub=0 multi="+strconv.Itoa(multi)+" cmd=client|info user=default redir=-1 resp="+
+		" db=0 flags="+flags+" sub=0 psub=0 ssub=0 multi="+strconv.Itoa(multi)+" cmd=client|info user="+user+" redir=-1 resp="+
 		strconv.Itoa(cn.Proto)+" lib-name="+cn.LibName+" lib-ver="+cn.LibVer+"\n")
 }
 

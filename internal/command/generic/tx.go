@@ -71,5 +71,6 @@ func reset(c *command.Ctx) {
 	c.R.Proto = 2
 	c.Conn.Name = ""
 	c.Conn.Authed = c.Server == nil || c.Server.RequirePass() == ""
+	c.Conn.User = "" // the default user
 	c.R.SimpleString("RESET")
 }
