@@ -116,7 +116,7 @@ func registerPersistenceConfig(cfg *config.Registry, o Options) *autoSettings {
 			a.setRewrite(&n, nil)
 			return nil
 		}})
-	cfg.Register(config.Param{Name: "auto-aof-rewrite-min-size", Default: DefaultAutoAOFRewriteMinSize,
+	cfg.Register(config.Param{Name: "auto-aof-rewrite-min-size", Default: DefaultAutoAOFRewriteMinSize, Memory: true,
 		Set: func(s string) error {
 			n, err := config.ParseMemory(s)
 			if err != nil {
