@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/probly/probly/internal/config"
@@ -90,17 +92,25 @@ func (a *autoSettings) start(db *persist.DB, store *keyspace.Store) error {
 // CONFIG SET refuses a different value. save, auto-aof-rewrite-percentage
 // and auto-aof-rewrite-min-size change the automatic snapshots at once.
 func registerPersistenceConfig(cfg *config.Registry, o Options) *autoSettings {
-	fixed := func(name, value string) {
+	// Fixed for the process: a value of the wrong form gets Redis's
+	// reply, a different valid one Redis's refusal of a protected
+	// setting (CONFIG SET dir) or this one's.
+	fixed := func(name, value, form string, valid ...string) {
 		cfg.Register(config.Param{Name: name, Default: value, Set: func(s string) error {
-			if s != value {
-				return fmt.Errorf("%s can only be set at start-up", name)
+			switch {
+			case s == value:
+				return nil
+			case len(valid) > 0 && !slices.Contains(valid, strings.ToLower(s)):
+				return configReason(form)
+			case name == "dir":
+				return configReason("can't set protected config")
 			}
-			return nil
+			return fmt.Errorf("%s can only be set at start-up", name)
 		}})
 	}
-	fixed("appendonly", "yes")
-	fixed("appendfsync", o.AppendFsync)
-	fixed("dir", o.Dir)
+	fixed("appendonly", "yes", "argument must be 'yes' or 'no'", "yes", "no")
+	fixed("appendfsync", o.AppendFsync, "argument(s) must be one of the following: everysec, always, no", "everysec", "always", "no")
+	fixed("dir", o.Dir, "")
 
 	a := &autoSettings{}
 	cfg.Register(config.Param{Name: "save", Default: DefaultSave, Set: a.setSave})
