@@ -36,14 +36,8 @@ type autoSettings struct {
 	minSize int64
 }
 
-// configReason is a CONFIG SET failure reason in Redis's words: the config
-// registry sends a Set error's text to the client verbatim.
-type configReason string
-
-func (r configReason) Error() string { return string(r) }
-
 // errSaveReply is Redis's reason for an invalid save setting.
-const errSaveReply = configReason("Invalid save parameters")
+const errSaveReply = config.Reason("Invalid save parameters")
 
 func (a *autoSettings) setSave(v string) error {
 	rules, err := persist.ParseSaveRules(v)
@@ -101,9 +95,9 @@ func registerPersistenceConfig(cfg *config.Registry, o Options) *autoSettings {
 			case s == value:
 				return nil
 			case len(valid) > 0 && !slices.Contains(valid, strings.ToLower(s)):
-				return configReason(form)
+				return config.Reason(form)
 			case name == "dir":
-				return configReason("can't set protected config")
+				return config.Reason("can't set protected config")
 			}
 			return fmt.Errorf("%s can only be set at start-up", name)
 		}})

@@ -272,12 +272,10 @@ func ModuleIntParam(name, def string, lo, hi func() int64, store func(int64)) Pa
 		Set: func(v string) error {
 			n, ok := argparse.Int([]byte(v))
 			if !ok {
-				//lint:ignore ST1005 RedisBloom's reply text, sent as is
-				return fmt.Errorf("Invalid value for `%s`", name)
+				return Reason("Invalid value for `" + name + "`")
 			}
 			if l, h := lo(), hi(); n < l || n > h {
-				//lint:ignore ST1005 RedisBloom's reply text, sent as is
-				return fmt.Errorf("Value for `%s` must be in the range [%d, %d]", name, l, h)
+				return Reason(fmt.Sprintf("Value for `%s` must be in the range [%d, %d]", name, l, h))
 			}
 			store(n)
 			return nil
@@ -287,3 +285,10 @@ func ModuleIntParam(name, def string, lo, hi func() int64, store func(int64)) Pa
 
 // Const returns a bound for ModuleIntParam that is always n.
 func Const(n int64) func() int64 { return func() int64 { return n } }
+
+// Reason is a CONFIG SET failure reason in the words of Redis or
+// RedisBloom, which the client receives verbatim after "ERR CONFIG SET
+// failed (possibly related to argument '<name>') - " (capitals included).
+type Reason string
+
+func (r Reason) Error() string { return string(r) }

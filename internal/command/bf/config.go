@@ -1,7 +1,6 @@
 package bf
 
 import (
-	"errors"
 	"fmt"
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/argparse"
@@ -74,10 +73,10 @@ func (s *settings) params() []config.Param {
 			// RedisBloom's texts (src/config.c, setFloatValue).
 			f, ok := argparse.Float([]byte(v))
 			if !ok {
-				return errors.New("Invalid value for `bf-error-rate`")
+				return config.Reason("Invalid value for `bf-error-rate`")
 			}
 			if !(f > 0 && f < 1) {
-				return errors.New("Value for `bf-error-rate` must be in the range (0.000000, 1.000000)")
+				return config.Reason("Value for `bf-error-rate` must be in the range (0.000000, 1.000000)")
 			}
 			s.errorRate.Store(math.Float64bits(min(f, maxErrorRate)))
 			return nil
