@@ -107,7 +107,7 @@ func registerPersistenceConfig(cfg *config.Registry, o Options) *autoSettings {
 	fixed("dir", o.Dir, "")
 
 	a := &autoSettings{}
-	cfg.Register(config.Param{Name: "save", Default: DefaultSave, Set: a.setSave})
+	cfg.Register(config.Param{Name: "save", Default: DefaultSave, Set: a.setSave, Lines: saveLines})
 	cfg.Register(config.Param{Name: "auto-aof-rewrite-percentage", Default: DefaultAutoAOFRewritePercentage,
 		Set: func(s string) error {
 			n, err := strconv.ParseInt(s, 10, 64)
@@ -134,4 +134,18 @@ func registerPersistenceConfig(cfg *config.Registry, o Options) *autoSettings {
 			return nil
 		}})
 	return a
+}
+
+// saveLines writes save one pair per line in CONFIG REWRITE, as Redis
+// does ("900 1 300 10" → "900 1", "300 10"; "" stays one line).
+func saveLines(v string) []string {
+	f := strings.Fields(v)
+	if len(f) == 0 || len(f)%2 != 0 {
+		return []string{v}
+	}
+	out := make([]string, 0, len(f)/2)
+	for i := 0; i < len(f); i += 2 {
+		out = append(out, f[i]+" "+f[i+1])
+	}
+	return out
 }

@@ -42,6 +42,10 @@ type Param struct {
 	// Show, if set, maps an accepted value to what CONFIG GET shows
 	// (bf-error-rate shows a value over its cap as the cap).
 	Show func(s string) string
+	// Lines, if set, splits a value into the values of the directive
+	// lines CONFIG REWRITE writes for it (save: one line per pair, as
+	// Redis); nil = one line.
+	Lines func(s string) []string
 }
 
 // shown is the string CONFIG GET answers for an accepted value v.

@@ -293,7 +293,9 @@ func (r *Registry) rewrite(old []byte) []byte {
 	if len(old) > 0 {
 		lines = strings.Split(strings.TrimSuffix(string(old), "\n"), "\n")
 	}
-	done := map[string]bool{}
+	// The file's lines of each parameter get its lines in order; extra
+	// file lines are blanked, extra value lines follow the last one.
+	at := map[string][]int{}
 	signed := false
 	for i, line := range lines {
 		if strings.Trim(line, " \t\r") == Signature {
@@ -303,20 +305,26 @@ func (r *Registry) rewrite(old []byte) []byte {
 		if err != nil || len(args) == 0 {
 			continue
 		}
-		name := strings.ToLower(args[0])
-		e, ok := r.params[name]
-		switch {
-		case !ok:
-		case done[name]:
-			lines[i] = ""
-		default:
-			done[name] = true
-			lines[i] = formatLine(name, e)
+		if name := strings.ToLower(args[0]); r.params[name] != nil {
+			at[name] = append(at[name], i)
+		}
+	}
+	for name, idx := range at {
+		out := formatLines(name, r.params[name])
+		for j, i := range idx {
+			switch {
+			case j == len(idx)-1 && j < len(out):
+				lines[i] = strings.Join(out[j:], "\n")
+			case j < len(out):
+				lines[i] = out[j]
+			default:
+				lines[i] = ""
+			}
 		}
 	}
 	names := make([]string, 0, len(r.params))
 	for name, e := range r.params {
-		if !done[name] && e.cur != e.p.shown(e.p.Default) {
+		if at[name] == nil && e.cur != e.p.shown(e.p.Default) {
 			names = append(names, name)
 		}
 	}
@@ -327,7 +335,7 @@ func (r *Registry) rewrite(old []byte) []byte {
 			lines = append(lines, Signature)
 		}
 		for _, name := range names {
-			lines = append(lines, formatLine(name, r.params[name]))
+			lines = append(lines, formatLines(name, r.params[name])...)
 		}
 	}
 	var b bytes.Buffer
@@ -338,12 +346,25 @@ func (r *Registry) rewrite(old []byte) []byte {
 	return b.Bytes()
 }
 
-// formatLine is the directive line of a parameter's current value: memory
+// formatLines are the directive lines of a parameter's current value (one
+// unless Param.Lines splits it).
+func formatLines(name string, e *entry) []string {
+	vals := []string{e.cur}
+	if e.p.Lines != nil {
+		vals = e.p.Lines(e.cur)
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = formatLine(name, e, v)
+	}
+	return out
+}
+
+// formatLine is the directive line of a parameter's value v: memory
 // values with the largest exact binary unit (as Redis's rewrite writes
 // them: 3072 → 3kb, 1000 stays 1000), plain words unquoted, anything else
 // one quoted argument.
-func formatLine(name string, e *entry) string {
-	v := e.cur
+func formatLine(name string, e *entry, v string) string {
 	if e.p.Memory {
 		if n, err := strconv.ParseUint(v, 10, 64); err == nil && n > 0 {
 			switch {

@@ -160,3 +160,40 @@ func TestQuoteValueRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A parameter written on several lines (Param.Lines, save's pairs, as
+// Redis writes them) fills the file's lines in order, blanks extra ones and
+// puts extra values after its last line.
+func TestRewriteLines(t *testing.T) {
+	r := New()
+	r.Register(Param{Name: "save", Default: "", Lines: func(v string) []string {
+		f := strings.Fields(v)
+		var out []string
+		for i := 0; i+1 < len(f); i += 2 {
+			out = append(out, f[i]+" "+f[i+1])
+		}
+		if out == nil {
+			return []string{v}
+		}
+		return out
+	}})
+	path := filepath.Join(t.TempDir(), "probly.conf")
+	r.SetFile(path)
+	for _, c := range []struct{ file, value, want string }{
+		{"save 900 1\n# c\nsave 300 10\nsave 60 5\n", "1 2 3 4", "save 1 2\n# c\nsave 3 4\n\n"},
+		{"save 900 1\n# c\n", "1 2 3 4 5 6", "save 1 2\nsave 3 4\nsave 5 6\n# c\n"},
+		{"save 900 1\nsave 300 10\n", "", "save \"\"\n\n"},
+		{"# none\n", "7 8 9 10", "# none\n\n" + Signature + "\nsave 7 8\nsave 9 10\n"},
+	} {
+		write(t, path, c.file)
+		if err := r.Set("save", c.value); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Rewrite(); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != c.want {
+			t.Errorf("file %q, save %q: rewritten %q, want %q", c.file, c.value, got, c.want)
+		}
+	}
+}
