@@ -57,7 +57,8 @@ func TestConfigDifferentialRedis(t *testing.T) {
 		}
 	}
 	steps = append(steps, step{"CONFIG", "SET", "maxmemory", "1mb", "timeout", "x"}, step{"CONFIG", "GET", "maxmemory"},
-		step{"CONFIG", "REWRITE", "x"}, step{"CONFIG", "RESETSTAT", "x"}, step{"CONFIG", "RESETSTAT"})
+		step{"CONFIG", "REWRITE", "x"}, step{"CONFIG", "RESETSTAT", "x"}, step{"CONFIG", "RESETSTAT"},
+		step{"CONFIG", "HELP"}, step{"CONFIG", "NOPE"})
 	for _, proto := range []int{2, 3} {
 		conns := []*commandtest.RawClient{commandtest.DialRaw(t, s.addr, proto), commandtest.DialRaw(t, redisAddr, proto)}
 		for _, st := range steps {

@@ -163,5 +163,5 @@ var configHelp = []string{
 	"REWRITE",
 	"    Rewrite the configuration file.",
 	"HELP",
-	"    Print this help.",
+	"    Prints this help.", // sic: Redis 7's CONFIG HELP
 }
