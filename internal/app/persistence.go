@@ -98,6 +98,8 @@ func registerPersistenceConfig(cfg *config.Registry, o Options) *autoSettings {
 				return config.Reason(form)
 			case name == "dir":
 				return config.Reason("can't set protected config")
+			case name == "appendonly":
+				return errors.New("the AOF is always on: appendonly can only be yes")
 			}
 			return fmt.Errorf("%s can only be set at start-up", name)
 		}})
