@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -69,7 +72,8 @@ kb = 1024). See docs/OPERATIONS.md.
 
 Configuration file: CONFIG-FILE, in redis.conf syntax ("name value…" per
 line, # comments, "…"/'…' quoting, include FILE), sets every flag above by
-its name without dashes ("maxmemory 2gb", "addr 127.0.0.1:7000") and every
+its name without dashes ("maxmemory 2gb", "addr 127.0.0.1:7000"; Redis's
+bind, port, tls-cert-file and tls-key-file work too) and every
 CONFIG parameter (bf-error-rate, hll-sparse-max-bytes, …); flags given on
 the command line override it. An unknown directive or a bad value stops
 the start with an error naming the file and line. CONFIG REWRITE writes
@@ -163,7 +167,19 @@ func applyConfigFile(cmd *cobra.Command, path string, o *app.Options) (map[strin
 	}
 	o.ConfigFile = path
 	where := map[string]config.Directive{}
+	var bind, port *config.Directive
 	for _, d := range ds {
+		switch d.Name {
+		case "bind", "port":
+			if d.Name == "bind" {
+				bind = &d
+			} else {
+				port = &d
+			}
+			continue
+		case "tls-cert-file", "tls-key-file":
+			d.Name = strings.TrimSuffix(d.Name, "-file")
+		}
 		fl := cmd.Flags().Lookup(d.Name)
 		if fl == nil || d.Name == "help" {
 			o.FileConfig = append(o.FileConfig, d)
@@ -181,5 +197,41 @@ func applyConfigFile(cmd *cobra.Command, path string, o *app.Options) (map[strin
 		}
 		where[d.Name] = d
 	}
+	if bind != nil || port != nil {
+		if err := bindPort(cmd, bind, port, where); err != nil {
+			return nil, err
+		}
+	}
 	return where, nil
+}
+
+// bindPort applies redis.conf's bind and port directives: the address is
+// the first bind address (default the addr flag's host) and the port
+// (default the addr flag's port). An addr on the command line or in the
+// file wins.
+func bindPort(cmd *cobra.Command, bind, port *config.Directive, where map[string]config.Directive) error {
+	fl := cmd.Flags().Lookup("addr")
+	if _, set := where["addr"]; set || fl.Changed {
+		return nil
+	}
+	host, p, err := net.SplitHostPort(fl.Value.String())
+	if err != nil {
+		return usagef("serve: --addr %q: %v", fl.Value.String(), err)
+	}
+	d := port
+	if bind != nil {
+		host, d = strings.TrimPrefix(bind.Args[0], "-"), bind
+	}
+	if port != nil {
+		if n, err := strconv.ParseUint(port.Value(), 10, 16); err != nil || len(port.Args) != 1 {
+			return usageError{err: fmt.Errorf("serve: %w", port.Errorf("port %q: must be a TCP port, 0-65535", port.Value())), shown: true}
+		} else {
+			p = strconv.FormatUint(n, 10)
+		}
+	}
+	if err := fl.Value.Set(net.JoinHostPort(host, p)); err != nil {
+		return err
+	}
+	where["addr"] = *d
+	return nil
 }

@@ -144,3 +144,46 @@ func TestServeConfigFileErrors(t *testing.T) {
 		t.Errorf("missing file: exit %d, %q", code, stderr)
 	}
 }
+
+// redis.conf's bind and port make the listen address, and tls-cert-file /
+// tls-key-file are the TLS flags; addr (file or command line) wins.
+func TestServeConfigFileRedisNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		text string
+		args []string
+		want map[string]string
+	}{
+		{"bind 127.0.0.2 -::1\nport 7002\ntls-cert-file c.pem\ntls-key-file k.pem\n", nil,
+			map[string]string{"addr": "127.0.0.2:7002", "tls-cert": "c.pem", "tls-key": "k.pem"}},
+		{"port 7003\n", nil, map[string]string{"addr": "127.0.0.1:7003"}},
+		{"bind ::1\n", nil, map[string]string{"addr": "[::1]:6379"}},
+		{"port 7004\naddr 127.0.0.3:7005\n", nil, map[string]string{"addr": "127.0.0.3:7005"}},
+		{"port 7004\n", []string{"--addr", "127.0.0.4:7006"}, map[string]string{"addr": "127.0.0.4:7006"}},
+	} {
+		path := filepath.Join(dir, "probly.conf")
+		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := newServeCmd()
+		if err := cmd.ParseFlags(c.args); err != nil {
+			t.Fatal(err)
+		}
+		var o app.Options
+		if _, err := applyConfigFile(cmd, path, &o); err != nil {
+			t.Fatalf("%q: %v", c.text, err)
+		}
+		for name, want := range c.want {
+			if got := cmd.Flags().Lookup(name).Value.String(); got != want {
+				t.Errorf("%q %v: --%s = %q, want %q", c.text, c.args, name, got, want)
+			}
+		}
+	}
+	path := filepath.Join(dir, "bad.conf")
+	if err := os.WriteFile(path, []byte("# x\nport 70000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := applyConfigFile(newServeCmd(), path, &app.Options{}); err == nil || !strings.Contains(err.Error(), "bad.conf:2: port \"70000\"") {
+		t.Errorf("port 70000: %v", err)
+	}
+}
