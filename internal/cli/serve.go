@@ -206,7 +206,8 @@ func applyConfigFile(cmd *cobra.Command, path string, o *app.Options) (map[strin
 }
 
 // bindPort applies redis.conf's bind and port directives: the address is
-// the first bind address (default the addr flag's host) and the port
+// the first bind address (default the addr flag's host; * = every
+// interface, which protected mode then checks) and the port
 // (default the addr flag's port). An addr on the command line or in the
 // file wins.
 func bindPort(cmd *cobra.Command, bind, port *config.Directive, where map[string]config.Directive) error {
@@ -221,6 +222,9 @@ func bindPort(cmd *cobra.Command, bind, port *config.Directive, where map[string
 	d := port
 	if bind != nil {
 		host, d = strings.TrimPrefix(bind.Args[0], "-"), bind
+		if host == "*" || host == "::*" {
+			host = "" // every interface
+		}
 	}
 	if port != nil {
 		if n, err := strconv.ParseUint(port.Value(), 10, 16); err != nil || len(port.Args) != 1 {

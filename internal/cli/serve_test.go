@@ -158,6 +158,7 @@ func TestServeConfigFileRedisNames(t *testing.T) {
 			map[string]string{"addr": "127.0.0.2:7002", "tls-cert": "c.pem", "tls-key": "k.pem"}},
 		{"port 7003\n", nil, map[string]string{"addr": "127.0.0.1:7003"}},
 		{"bind ::1\n", nil, map[string]string{"addr": "[::1]:6379"}},
+		{"bind * -::*\n", nil, map[string]string{"addr": ":6379"}},
 		{"port 7004\naddr 127.0.0.3:7005\n", nil, map[string]string{"addr": "127.0.0.3:7005"}},
 		{"port 7004\n", []string{"--addr", "127.0.0.4:7006"}, map[string]string{"addr": "127.0.0.4:7006"}},
 	} {
