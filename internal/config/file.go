@@ -23,11 +23,12 @@ var ErrFile = errors.New("config: configuration file")
 var ErrNoFile = errors.New("The server is running without a config file")
 
 // Limits of ParseFile: a file (with everything it includes) larger than
-// MaxFileBytes, or includes nested deeper than MaxIncludeDepth (a cycle),
-// is refused.
+// MaxFileBytes, includes nested deeper than MaxIncludeDepth (a cycle) or
+// more than MaxFiles files read in all are refused.
 const (
 	MaxFileBytes    = 16 << 20
 	MaxIncludeDepth = 16
+	MaxFiles        = 1000
 )
 
 // Signature is the comment CONFIG REWRITE adds before the first directive
@@ -61,8 +62,8 @@ func (d Directive) Errorf(format string, a ...any) error {
 // pattern with * ? [ includes the matching files in name order, none is
 // fine). Names are case-insensitive. Errors (ErrFile) name the file and
 // line: unbalanced quotes, a directive without arguments, an unreadable
-// include, more than MaxFileBytes in all or includes nested deeper than
-// MaxIncludeDepth. Which names are valid is the caller's business.
+// include, more than MaxFileBytes or MaxFiles in all, or includes nested
+// deeper than MaxIncludeDepth. Which names are valid is the caller's business.
 func ParseFile(path string) ([]Directive, error) {
 	p := &fileParser{}
 	if err := p.file(path, 0, ""); err != nil {
@@ -73,12 +74,16 @@ func ParseFile(path string) ([]Directive, error) {
 
 type fileParser struct {
 	out   []Directive
-	total int64
+	total int64 // bytes read
+	files int   // files read
 }
 
 func (p *fileParser) file(path string, depth int, from string) error {
 	if depth > MaxIncludeDepth {
 		return fmt.Errorf("%w %s: includes nested deeper than %d (an include cycle?)", ErrFile, from, MaxIncludeDepth)
+	}
+	if p.files++; p.files > MaxFiles {
+		return fmt.Errorf("%w %s: more than %d files included", ErrFile, from, MaxFiles)
 	}
 	data, err := readLimited(path, MaxFileBytes-p.total)
 	if err != nil {

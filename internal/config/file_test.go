@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -71,6 +72,21 @@ func TestParseFile(t *testing.T) {
 		if !errors.Is(err, ErrFile) || !strings.Contains(err.Error(), msg) {
 			t.Errorf("ParseFile of %q: %v, want ErrFile mentioning %q", text, err, msg)
 		}
+	}
+	// Levels of files each including every file of the next level (no
+	// cycle): bounded by the number of files read, not only the depth
+	// (10^levels reads otherwise).
+	fan := t.TempDir()
+	for level := range 5 {
+		if err := os.Mkdir(filepath.Join(fan, fmt.Sprint(level)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			write(t, filepath.Join(fan, fmt.Sprint(level), fmt.Sprintf("f%d.conf", i)), "include "+filepath.Join(fan, fmt.Sprint(level+1), "*.conf")+"\n")
+		}
+	}
+	if _, err := ParseFile(filepath.Join(fan, "0", "f0.conf")); !errors.Is(err, ErrFile) || !strings.Contains(err.Error(), "more than 1000 files") {
+		t.Errorf("include fan-out: %v", err)
 	}
 	if _, err := ParseFile(filepath.Join(dir, "nope.conf")); !errors.Is(err, ErrFile) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
