@@ -27,6 +27,7 @@ func TestConfigDifferentialRedis(t *testing.T) {
 	steps = append(steps, step{"CONFIG", "SET", "maxmemory-clients", "10%"}, step{"CONFIG", "GET", "maxmemory-clients"},
 		step{"CONFIG", "SET", "maxmemory", "0"}, step{"CONFIG", "SET", "maxmemory-clients", "0"},
 		step{"CONFIG", "SET", "proto-max-bulk-len", "512mb"}, step{"CONFIG", "SET", "client-query-buffer-limit", "1gb"},
+		step{"CONFIG", "SET", "hll-sparse-max-bytes", ""}, step{"CONFIG", "GET", "hll-sparse-max-bytes"},
 		step{"CONFIG", "SET", "hll-sparse-max-bytes", "3000"}, step{"CONFIG", "SET", "auto-aof-rewrite-min-size", "64mb"},
 		step{"CONFIG", "GET", "maxmemory"}, step{"CONFIG", "GET", "client-query-buffer-limit"})
 	// (Several parameters in one CONFIG GET come in Redis's hash order;

@@ -57,6 +57,9 @@ func (p *Param) shown(v string) string {
 		if n, err := ParseMemory(v); err == nil {
 			return strconv.FormatUint(n, 10)
 		}
+		if v == "" { // accepted as 0 (hll-sparse-max-bytes, as Redis)
+			return "0"
+		}
 	}
 	return v
 }
