@@ -86,6 +86,13 @@ type Options struct {
 	// Config holds start-up values of CONFIG parameters (name, value),
 	// applied in order before recovery, e.g. {"maxmemory", "2gb"}.
 	Config [][2]string
+	// ConfigFile is the configuration file the server was started with
+	// (`probly serve FILE`), the file CONFIG REWRITE writes; "" = none.
+	// FileConfig holds its directives that set CONFIG parameters, applied
+	// before Config (so values from flags win); an unknown name or a bad
+	// value is an ErrInvalidOptions error naming the file and line.
+	ConfigFile string
+	FileConfig []config.Directive
 	// Follow, if set, is the path of a --follow configuration file: BF/CF
 	// keys follow a NATS JetStream change stream (see follow.go).
 	Follow string

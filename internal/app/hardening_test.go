@@ -37,7 +37,7 @@ func TestServeHardeningFullStack(t *testing.T) {
 	if err := good.Ping(ctx).Err(); err != nil {
 		t.Fatalf("TLS client behind 50 stalled handshakes: %v", err)
 	}
-	for name, want := range map[string]string{"timeout": "2", "maxmemory-clients": "64mb", "maxclients": "50"} {
+	for name, want := range map[string]string{"timeout": "2", "maxmemory-clients": "67108864", "maxclients": "50"} {
 		if got, err := good.ConfigGet(ctx, name).Result(); err != nil || got[name] != want {
 			t.Fatalf("CONFIG GET %s = %v %v", name, got, err)
 		}

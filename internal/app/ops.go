@@ -75,6 +75,15 @@ func newOps(o Options, log *slog.Logger, table *command.Table, cfg *config.Regis
 	}
 	op.srv = srv
 	op.metrics.SetServer(srv)
+	cfg.SetFile(o.ConfigFile)
+	for _, d := range o.FileConfig {
+		if err := cfg.Set(d.Name, d.Value()); err != nil {
+			if errors.Is(err, config.ErrUnknown) {
+				return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, d.Errorf("unknown directive %q", d.Name))
+			}
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, d.Errorf("%s %q: %v", d.Name, d.Value(), err))
+		}
+	}
 	for _, kv := range o.Config {
 		if err := cfg.Set(kv[0], kv[1]); err != nil {
 			if errors.Is(err, config.ErrUnknown) {

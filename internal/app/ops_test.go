@@ -588,7 +588,7 @@ func TestLimitsFullStack(t *testing.T) {
 		}
 		return m[name]
 	}
-	if cfg("maxmemory") != "64mb" || cfg("bf-max-filter-bytes") != "65536" || cfg("metrics-max-filters") != "7" {
+	if cfg("maxmemory") != "67108864" || cfg("bf-max-filter-bytes") != "65536" || cfg("metrics-max-filters") != "7" {
 		t.Fatalf("start-up CONFIG values not applied: %v %v %v", cfg("maxmemory"), cfg("bf-max-filter-bytes"), cfg("metrics-max-filters"))
 	}
 	info, err := c.Info(ctx, "memory").Result()
@@ -840,7 +840,7 @@ func TestMetricNames(t *testing.T) {
 
 // Every byte-sized setting accepts Redis memory values, at start-up
 // (Options.Config: the flags of `probly serve`) and in CONFIG SET; CONFIG
-// GET shows the value as typed, INFO in bytes; the value takes effect.
+// GET and INFO show bytes, as Redis does; the value takes effect.
 func TestByteSettingsAcceptUnits(t *testing.T) {
 	ctx := context.Background()
 	start := [][2]string{
@@ -848,12 +848,14 @@ func TestByteSettingsAcceptUnits(t *testing.T) {
 		{"auto-aof-rewrite-min-size", "1mb"}, {"hll-sparse-max-bytes", "2kb"},
 		{"bf-max-filter-bytes", "64kb"}, {"cf-max-filter-bytes", "4kb"},
 	}
+	bytes := map[string]string{"maxmemory": "67108864", "proto-max-bulk-len": "2097152", "client-query-buffer-limit": "4194304",
+		"auto-aof-rewrite-min-size": "1048576", "hll-sparse-max-bytes": "2048", "bf-max-filter-bytes": "65536", "cf-max-filter-bytes": "4096"}
 	s := runApp(t, Options{Config: start}, true)
 	c := newClient(t, s.addr, nil)
 	for _, kv := range start {
 		m, err := c.ConfigGet(ctx, kv[0]).Result()
-		if err != nil || m[kv[0]] != kv[1] {
-			t.Errorf("CONFIG GET %s = %v %v, want %q", kv[0], m, err, kv[1])
+		if err != nil || m[kv[0]] != bytes[kv[0]] {
+			t.Errorf("CONFIG GET %s = %v %v, want %q (set as %s)", kv[0], m, err, bytes[kv[0]], kv[1])
 		}
 	}
 	info, err := c.Info(ctx, "memory").Result()

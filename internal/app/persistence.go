@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/probly/probly/internal/config"
@@ -34,14 +36,8 @@ type autoSettings struct {
 	minSize int64
 }
 
-// configReason is a CONFIG SET failure reason in Redis's words: the config
-// registry sends a Set error's text to the client verbatim.
-type configReason string
-
-func (r configReason) Error() string { return string(r) }
-
 // errSaveReply is Redis's reason for an invalid save setting.
-const errSaveReply = configReason("Invalid save parameters")
+const errSaveReply = config.Reason("Invalid save parameters")
 
 func (a *autoSettings) setSave(v string) error {
 	rules, err := persist.ParseSaveRules(v)
@@ -90,20 +86,30 @@ func (a *autoSettings) start(db *persist.DB, store *keyspace.Store) error {
 // CONFIG SET refuses a different value. save, auto-aof-rewrite-percentage
 // and auto-aof-rewrite-min-size change the automatic snapshots at once.
 func registerPersistenceConfig(cfg *config.Registry, o Options) *autoSettings {
-	fixed := func(name, value string) {
+	// Fixed for the process: a value of the wrong form gets Redis's
+	// reply, a different valid one Redis's refusal of a protected
+	// setting (CONFIG SET dir) or this one's.
+	fixed := func(name, value, form string, valid ...string) {
 		cfg.Register(config.Param{Name: name, Default: value, Set: func(s string) error {
-			if s != value {
-				return fmt.Errorf("%s can only be set at start-up", name)
+			switch {
+			case s == value:
+				return nil
+			case len(valid) > 0 && !slices.Contains(valid, strings.ToLower(s)):
+				return config.Reason(form)
+			case name == "dir":
+				return config.Reason("can't set protected config")
+			case name == "appendonly":
+				return errors.New("the AOF is always on: appendonly can only be yes")
 			}
-			return nil
+			return fmt.Errorf("%s can only be set at start-up", name)
 		}})
 	}
-	fixed("appendonly", "yes")
-	fixed("appendfsync", o.AppendFsync)
-	fixed("dir", o.Dir)
+	fixed("appendonly", "yes", "argument must be 'yes' or 'no'", "yes", "no")
+	fixed("appendfsync", o.AppendFsync, "argument(s) must be one of the following: everysec, always, no", "everysec", "always", "no")
+	fixed("dir", o.Dir, "")
 
 	a := &autoSettings{}
-	cfg.Register(config.Param{Name: "save", Default: DefaultSave, Set: a.setSave})
+	cfg.Register(config.Param{Name: "save", Default: DefaultSave, Set: a.setSave, Lines: saveLines})
 	cfg.Register(config.Param{Name: "auto-aof-rewrite-percentage", Default: DefaultAutoAOFRewritePercentage,
 		Set: func(s string) error {
 			n, err := strconv.ParseInt(s, 10, 64)
@@ -116,7 +122,7 @@ func registerPersistenceConfig(cfg *config.Registry, o Options) *autoSettings {
 			a.setRewrite(&n, nil)
 			return nil
 		}})
-	cfg.Register(config.Param{Name: "auto-aof-rewrite-min-size", Default: DefaultAutoAOFRewriteMinSize,
+	cfg.Register(config.Param{Name: "auto-aof-rewrite-min-size", Default: DefaultAutoAOFRewriteMinSize, Memory: true,
 		Set: func(s string) error {
 			n, err := config.ParseMemory(s)
 			if err != nil {
@@ -130,4 +136,18 @@ func registerPersistenceConfig(cfg *config.Registry, o Options) *autoSettings {
 			return nil
 		}})
 	return a
+}
+
+// saveLines writes save one pair per line in CONFIG REWRITE, as Redis
+// does ("900 1 300 10" → "900 1", "300 10"; "" stays one line).
+func saveLines(v string) []string {
+	f := strings.Fields(v)
+	if len(f) == 0 || len(f)%2 != 0 {
+		return []string{v}
+	}
+	out := make([]string, 0, len(f)/2)
+	for i := 0; i < len(f); i += 2 {
+		out = append(out, f[i]+" "+f[i+1])
+	}
+	return out
 }

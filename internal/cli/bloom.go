@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -34,6 +38,7 @@ func newBloomBuildCmd() *cobra.Command {
 		p      float64
 		out    string
 		layout string
+		strict bool
 	)
 	c := &cobra.Command{
 		Use:   "build -n CAPACITY -p RATE -o FILE [INPUT...]",
@@ -49,7 +54,12 @@ atomically. --layout picks the filter:
   counting  4-bit counters at the classic positions (4x the memory; items
             can be removed with the bloom package)
 
-query, info and merge detect the layout from the file.`,
+query, info and merge detect the layout from the file.
+
+When the input holds more distinct keys than -n allows for -p (more lines
+than -n and a fill whose estimated false-positive rate is over 1.1 p), build
+prints a warning with the fill and the estimated rate; with --strict it
+writes nothing and exits 4.`,
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usagef("bloom build: -o FILE is required")
@@ -68,15 +78,23 @@ query, info and merge detect the layout from the file.`,
 				return err
 			}
 			lines := adder.lines
+			st := f.Stats()
+			over := overfull(lines, n, p, st)
+			if over != nil && strict {
+				return over
+			}
 			if err := writeFileAtomic(out, f); err != nil {
 				return err
 			}
-			st := f.Stats()
 			fmt.Fprintf(cmd.ErrOrStderr(), "read %d keys; m=%d bits k=%d bytes=%d fill=%.4f estimated fpr=%.6g\n",
 				lines, st.M, st.K, st.Bytes, st.FillRatio, st.FPR)
+			if over != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "probly: warning: %v\n", over)
+			}
 			return nil
 		}),
 	}
+	c.Flags().BoolVar(&strict, "strict", false, "fail (exit 4, no file written) instead of warning when the input holds more distinct keys than -n allows for -p")
 	c.Flags().Uint64VarP(&n, "capacity", "n", 0, "expected number of distinct keys n (required, > 0)")
 	c.Flags().Float64VarP(&p, "error-rate", "p", 0.01, "target false-positive rate p, in [2^-64, 1) (2^-64 ≈ 5.4e-20)")
 	c.Flags().StringVarP(&out, "output", "o", "", "filter file to write")
@@ -404,10 +422,34 @@ func newBloomMergeCmd() *cobra.Command {
 	return c
 }
 
+// errOverfull marks a build whose input overfilled the filter (exit 4
+// with --strict).
+var errOverfull = errors.New("more distinct keys than -n allows")
+
+// overfullSlack is how far over the target p the estimated rate may be
+// before build calls the filter overfull: the fill of exactly n distinct
+// keys gives about p (within a few per cent for k rounded to an integer
+// and the fill's own spread).
+const overfullSlack = 1.1
+
+// overfull reports (errOverfull) whether a build of lines keys into a
+// filter sized for n at p holds more distinct keys than n allows: more
+// lines than n (duplicates are not distinct, so fewer lines never are)
+// and an estimated false-positive rate, from the fill, over
+// overfullSlack·p. It names the fill and the estimated rate.
+func overfull(lines, n uint64, p float64, st bloom.Stats) error {
+	if lines <= n || st.FPR <= overfullSlack*p {
+		return nil
+	}
+	return fmt.Errorf("%w: read %d keys into a filter for -n %d at -p %g: fill=%.4f estimated fpr=%.6g (target %g); "+
+		"rebuild with a larger -n", errOverfull, lines, n, p, st.FillRatio, st.FPR, p)
+}
+
 // writeFileAtomic writes w to a temporary file in name's folder, fsyncs it
-// and renames it over name.
+// and renames it over name. The file gets mode 0666 minus the umask (0644
+// by default), as a file the shell creates.
 func writeFileAtomic(name string, w io.WriterTo) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	tmp, err := createTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp")
 	if err != nil {
 		return err
 	}
@@ -429,6 +471,20 @@ func writeFileAtomic(name string, w io.WriterTo) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), name)
+}
+
+// createTemp creates a new file dir/prefix<random> with mode 0666 minus
+// the umask (os.CreateTemp's files are 0600 whatever the umask).
+func createTemp(dir, prefix string) (*os.File, error) {
+	for range 100 {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("creating a temporary file in %s: too many name collisions", dir)
 }
 
 // bloomRaw is package bloom's bulk-build hooks (internal/bloomraw).

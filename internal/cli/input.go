@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -123,11 +124,22 @@ func progressFor(names []string, stderr io.Writer, desc string) (*progressbar.Pr
 	if !ok || !term.IsTerminal(int(f.Fd())) || total <= 1<<20 {
 		return nil, nil
 	}
+	return newProgressBar(total, stderr, desc), nil
+}
+
+// newProgressBar is the bar progressFor shows. It renders an empty frame
+// at once, which starts its clock: the library otherwise starts the clock
+// at the first Add and renders that frame at once, showing the first
+// read's bytes over a few microseconds ("130 GB/s"); from the blank frame
+// on, frames are at least the throttle (100 ms) apart, so every rate is
+// bytes over at least 100 ms.
+func newProgressBar(total int64, w io.Writer, desc string) *progressbar.ProgressBar {
 	return progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionShowBytes(true),
-		progressbar.OptionThrottle(100_000_000),
+		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
-	), nil
+		progressbar.OptionSetRenderBlankState(true),
+	)
 }

@@ -31,6 +31,9 @@ const (
 	ExitAbsent   = 1
 	ExitUsage    = 2
 	ExitDataFail = 3
+	// ExitOverfull: `bloom build --strict` found more distinct keys than
+	// -n allows for the target p (errOverfull).
+	ExitOverfull = 4
 )
 
 // usageError marks errors caused by how the command was invoked. shown
@@ -59,6 +62,9 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitOK
 	case errors.Is(err, errAbsent):
 		return ExitAbsent
+	case errors.Is(err, errOverfull):
+		fmt.Fprintln(stderr, "probly:", err)
+		return ExitOverfull
 	}
 	fmt.Fprintln(stderr, "probly:", err)
 	var ue usageError

@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/probly/probly/internal/app"
+	"github.com/probly/probly/internal/config"
 )
 
 // serveConfigFlags are flags that set a CONFIG parameter of the same name
@@ -40,7 +45,7 @@ func newServeCmd() *cobra.Command {
 	var o app.Options
 	var protected string
 	c := &cobra.Command{
-		Use:   "serve",
+		Use:   "serve [CONFIG-FILE]",
 		Short: "Run the Redis-protocol server (RedisBloom-compatible BF.* and CF.*, Redis PF* HyperLogLog)",
 		Long: `serve listens for RESP2/RESP3 clients (redis-cli, go-redis, …) and keeps its
 data in --dir: an append-only file replayed at start, plus snapshots written
@@ -64,27 +69,57 @@ Limits: the flags named like CONFIG parameters (maxmemory, maxclients, …)
 set those parameters at start; CONFIG SET changes them at run time, and
 INFO and CONFIG GET show them. Byte-sized ones take memory values, as in
 redis.conf: bytes or a number with b, k, kb, m, mb, g, gb (k = 1000,
-kb = 1024). See docs/OPERATIONS.md.`,
-		Args: cobra.NoArgs,
+kb = 1024). See docs/OPERATIONS.md.
+
+Configuration file: CONFIG-FILE, in redis.conf syntax ("name value…" per
+line, # comments, "…"/'…' quoting, include FILE), sets every flag above by
+its name without dashes ("maxmemory 2gb", "addr 127.0.0.1:7000"; Redis's
+bind, port, tls-cert-file and tls-key-file work too) and every
+CONFIG parameter (bf-error-rate, hll-sparse-max-bytes, …); flags given on
+the command line override it. An unknown directive or a bad value stops
+the start with an error naming the file and line. CONFIG REWRITE writes
+the current CONFIG values back to it, keeping its comments and order.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
+			where := map[string]config.Directive{} // flag → the file's directive that set it
+			if len(args) == 1 {
+				var err error
+				if where, err = applyConfigFile(cmd, args[0], &o); err != nil {
+					return err
+				}
+			}
+			// bad reports a bad value of a flag, or of the file's directive
+			// that set it (then without the usage text).
+			bad := func(flag, format string, a ...any) error {
+				if d, ok := where[flag]; ok {
+					return usageError{err: fmt.Errorf("serve: %w", d.Errorf("%s "+format, append([]any{flag}, a...)...)), shown: true}
+				}
+				return usagef("serve: --%s "+format, append([]any{flag}, a...)...)
+			}
 			switch o.AppendFsync {
 			case "always", "everysec", "no":
 			default:
-				return usagef("serve: --appendfsync must be always, everysec or no, not %q", o.AppendFsync)
+				return bad("appendfsync", "must be always, everysec or no, not %q", o.AppendFsync)
 			}
 			switch protected {
 			case "yes":
 			case "no":
 				o.ProtectedModeOff = true
 			default:
-				return usagef("serve: --protected-mode must be yes or no, not %q", protected)
+				return bad("protected-mode", "must be yes or no, not %q", protected)
 			}
 			for _, f := range serveConfigFlags {
 				fl := cmd.Flags().Lookup(f.name)
-				if !fl.Changed || (f.name == "maxmemory" && fl.Value.String() == "auto") {
-					continue
+				d, inFile := where[f.name]
+				switch {
+				case f.name == "maxmemory" && fl.Value.String() == "auto":
+				case inFile:
+					// Checked by the server with the file's position.
+					d.Args = []string{fl.Value.String()}
+					o.FileConfig = append(o.FileConfig, d)
+				case fl.Changed:
+					o.Config = append(o.Config, [2]string{f.name, fl.Value.String()})
 				}
-				o.Config = append(o.Config, [2]string{f.name, fl.Value.String()})
 			}
 			o.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			if o.RequirePass == "" {
@@ -116,4 +151,93 @@ kb = 1024). See docs/OPERATIONS.md.`,
 		fl.String(f.name, f.def, f.usage)
 	}
 	return c
+}
+
+// applyConfigFile reads the configuration file at path (config.ParseFile)
+// into the serve flags and o: a directive named like a flag sets that flag
+// unless the command line gave it (flags win), several save lines add up
+// as in redis.conf (save "" clears), and every other directive goes to
+// o.FileConfig, which the server checks against its CONFIG parameters. It
+// returns, per flag the file set, the (last) directive that set it.
+func applyConfigFile(cmd *cobra.Command, path string, o *app.Options) (map[string]config.Directive, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	ds, err := config.ParseFile(path)
+	if err != nil {
+		return nil, usageError{err: fmt.Errorf("serve: %w", err), shown: true}
+	}
+	o.ConfigFile = path
+	where := map[string]config.Directive{}
+	var bind, port *config.Directive
+	for _, d := range ds {
+		switch d.Name {
+		case "bind", "port":
+			if d.Name == "bind" {
+				bind = &d
+			} else {
+				port = &d
+			}
+			continue
+		case "tls-cert-file", "tls-key-file":
+			d.Name = strings.TrimSuffix(d.Name, "-file")
+		}
+		fl := cmd.Flags().Lookup(d.Name)
+		if fl == nil || d.Name == "help" {
+			o.FileConfig = append(o.FileConfig, d)
+			continue
+		}
+		if fl.Changed {
+			continue
+		}
+		v := d.Value()
+		if _, again := where[d.Name]; again && d.Name == "save" && v != "" && fl.Value.String() != "" {
+			v = fl.Value.String() + " " + v
+		}
+		if err := fl.Value.Set(v); err != nil {
+			return nil, usageError{err: fmt.Errorf("serve: %w", d.Errorf("%s %q: %v", d.Name, v, err)), shown: true}
+		}
+		where[d.Name] = d
+	}
+	if bind != nil || port != nil {
+		if err := bindPort(cmd, bind, port, where); err != nil {
+			return nil, err
+		}
+	}
+	return where, nil
+}
+
+// bindPort applies redis.conf's bind and port directives: the address is
+// the first bind address (default the addr flag's host; * = every
+// interface, which protected mode then checks) and the port
+// (default the addr flag's port). An addr on the command line or in the
+// file wins.
+func bindPort(cmd *cobra.Command, bind, port *config.Directive, where map[string]config.Directive) error {
+	fl := cmd.Flags().Lookup("addr")
+	if _, set := where["addr"]; set || fl.Changed {
+		return nil
+	}
+	host, p, err := net.SplitHostPort(fl.Value.String())
+	if err != nil {
+		return usagef("serve: --addr %q: %v", fl.Value.String(), err)
+	}
+	d := port
+	if bind != nil {
+		host, d = strings.TrimPrefix(bind.Args[0], "-"), bind
+		if host == "*" || host == "::*" {
+			host = "" // every interface
+		}
+	}
+	if port != nil {
+		if n, err := strconv.ParseUint(port.Value(), 10, 16); err != nil || len(port.Args) != 1 {
+			return usageError{err: fmt.Errorf("serve: %w", port.Errorf("port %q: must be a TCP port, 0-65535", port.Value())), shown: true}
+		} else {
+			p = strconv.FormatUint(n, 10)
+		}
+	}
+	if err := fl.Value.Set(net.JoinHostPort(host, p)); err != nil {
+		return err
+	}
+	where["addr"] = *d
+	return nil
 }

@@ -4,7 +4,12 @@
 //
 // A Registry is safe for concurrent use. Each parameter keeps the string
 // that was last set, which is what CONFIG GET returns (RedisBloom answers
-// "0.02" as it was typed).
+// "0.02" as it was typed), except that memory values are shown in bytes
+// as Redis shows them ("2mb" → "2097152"; Param.Memory, Param.Show).
+//
+// The registry is also the list of configuration-file directives
+// (ParseFile, file.go): every registered parameter is a directive of the
+// same name, and Rewrite (CONFIG REWRITE) writes the current values back.
 package config
 
 import (
@@ -14,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/probly/probly/internal/command/argparse"
 )
 
 // ErrUnknown is returned for a parameter name that is not registered.
@@ -26,12 +33,42 @@ type Param struct {
 	Name    string
 	Default string
 	Set     func(s string) error
+	// Memory marks a byte-sized parameter: a value that is a memory value
+	// (ParseMemory) is kept and shown in bytes, as Redis's CONFIG GET
+	// answers, and CONFIG REWRITE writes it with the largest exact unit
+	// ("64mb"). Other accepted values (maxmemory-clients' "10%") stay as
+	// typed.
+	Memory bool
+	// Show, if set, maps an accepted value to what CONFIG GET shows
+	// (bf-error-rate shows a value over its cap as the cap).
+	Show func(s string) string
+	// Lines, if set, splits a value into the values of the directive
+	// lines CONFIG REWRITE writes for it (save: one line per pair, as
+	// Redis); nil = one line.
+	Lines func(s string) []string
+}
+
+// shown is the string CONFIG GET answers for an accepted value v.
+func (p *Param) shown(v string) string {
+	if p.Show != nil {
+		return p.Show(v)
+	}
+	if p.Memory {
+		if n, err := ParseMemory(v); err == nil {
+			return strconv.FormatUint(n, 10)
+		}
+		if v == "" { // accepted as 0 (hll-sparse-max-bytes, as Redis)
+			return "0"
+		}
+	}
+	return v
 }
 
 // Registry is a set of named parameters.
 type Registry struct {
 	mu     sync.RWMutex
 	params map[string]*entry
+	file   string // the configuration file, "" = none (SetFile)
 }
 
 type entry struct {
@@ -56,7 +93,7 @@ func (r *Registry) Register(p Param) {
 			panic(fmt.Sprintf("config: bad default for %s: %v", name, err))
 		}
 	}
-	r.params[name] = &entry{p: p, cur: p.Default}
+	r.params[name] = &entry{p: p, cur: p.shown(p.Default)}
 }
 
 // Set validates and applies value. Errors: ErrUnknown, or the parameter's
@@ -73,15 +110,15 @@ func (r *Registry) Set(name, value string) error {
 			return err
 		}
 	}
-	e.cur = value
+	e.cur = e.p.shown(value)
 	return nil
 }
 
 // AcceptMemoryUnits makes the named parameters accept Redis memory values
 // (ParseMemory: "1mb", "64kb", "1g", or plain bytes) although their Set
 // functions take a decimal byte count: the value is converted to bytes
-// before it reaches Set, and CONFIG GET keeps showing it as typed, like
-// the MemoryParam parameters. This is for byte-sized parameters registered
+// before it reaches Set, and CONFIG GET shows it in bytes, like the
+// MemoryParam parameters (the parameter becomes Param.Memory). This is for byte-sized parameters registered
 // with an integer parser by code that cannot use MemoryParam itself. A
 // value that is not a memory value is refused with Redis's "argument must
 // be a memory value" (Set never sees it); one over 2^63−1 bytes is handed
@@ -95,6 +132,8 @@ func (r *Registry) AcceptMemoryUnits(names ...string) {
 		if !ok {
 			panic("config: AcceptMemoryUnits of unknown parameter " + name)
 		}
+		e.p.Memory = true
+		e.cur = e.p.shown(e.cur)
 		set := e.p.Set
 		if set == nil {
 			continue
@@ -184,13 +223,14 @@ func ParseMemory(v string) (uint64, error) {
 var errNotMemory = errors.New("argument must be a memory value")
 
 // MemoryParam is a parameter holding a memory value (see ParseMemory) in
-// [lo, hi]; store receives the value in bytes. Errors use Redis's texts:
+// [lo, hi]; store receives the value in bytes, and CONFIG GET shows bytes. Errors use Redis's texts:
 // "argument must be a memory value", "argument must be between <lo> and
 // <hi> inclusive".
 func MemoryParam(name, def string, lo, hi uint64, store func(uint64)) Param {
 	return Param{
 		Name:    name,
 		Default: def,
+		Memory:  true,
 		Set: func(v string) error {
 			n, err := ParseMemory(v)
 			if err != nil {
@@ -225,3 +265,37 @@ func IntParam(name, def string, lo, hi int64, store func(int64)) Param {
 		},
 	}
 }
+
+// ModuleIntParam is a RedisBloom setting holding an integer in
+// [lo(), hi()] (the bounds may depend on other settings: Set runs under
+// the registry's lock); store receives it. Errors use RedisBloom's texts
+// (src/config.c): "Invalid value for `<name>`", "Value for `<name>` must
+// be in the range [<lo>, <hi>]". The integer syntax is Redis's
+// (argparse.Int: no sign but '-', no leading zeros, no blanks).
+func ModuleIntParam(name, def string, lo, hi func() int64, store func(int64)) Param {
+	return Param{
+		Name:    name,
+		Default: def,
+		Set: func(v string) error {
+			n, ok := argparse.Int([]byte(v))
+			if !ok {
+				return Reason("Invalid value for `" + name + "`")
+			}
+			if l, h := lo(), hi(); n < l || n > h {
+				return Reason(fmt.Sprintf("Value for `%s` must be in the range [%d, %d]", name, l, h))
+			}
+			store(n)
+			return nil
+		},
+	}
+}
+
+// Const returns a bound for ModuleIntParam that is always n.
+func Const(n int64) func() int64 { return func() int64 { return n } }
+
+// Reason is a CONFIG SET failure reason in the words of Redis or
+// RedisBloom, which the client receives verbatim after "ERR CONFIG SET
+// failed (possibly related to argument '<name>') - " (capitals included).
+type Reason string
+
+func (r Reason) Error() string { return string(r) }

@@ -1,6 +1,9 @@
 package config
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 func TestParseMemory(t *testing.T) {
 	for in, want := range map[string]uint64{
@@ -54,8 +57,8 @@ func TestAcceptMemoryUnits(t *testing.T) {
 		if err := r.Set("x-max-bytes", in); err != nil || got != want {
 			t.Errorf("Set %s: %v, stored %d, want %d", in, err, got, want)
 		}
-		if v, _ := r.Get("x-max-bytes"); v != in {
-			t.Errorf("Get after Set %s = %q (shown as typed)", in, v)
+		if v, _ := r.Get("x-max-bytes"); v != strconv.FormatInt(want, 10) {
+			t.Errorf("Get after Set %s = %q, want bytes (%d), as Redis shows them", in, v, want)
 		}
 	}
 	if err := r.Set("x-max-bytes", "1gb"); err != nil {
@@ -74,7 +77,7 @@ func TestAcceptMemoryUnits(t *testing.T) {
 			t.Errorf("Set %s: %v, want %q", in, err, msg)
 		}
 	}
-	if v, _ := r.Get("x-max-bytes"); v != "1gb" {
+	if v, _ := r.Get("x-max-bytes"); v != "1073741824" {
 		t.Errorf("a refused value changed the parameter: %q", v)
 	}
 	// Other parameters are unchanged.

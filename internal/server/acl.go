@@ -174,10 +174,11 @@ func (e execACL) Admit(ctx *command.Ctx, spec *command.Spec) string {
 		"This command is no longer allowed for the following reason: " + strings.TrimPrefix(msg, "NOPERM ")
 }
 
-// infoACLStats writes Redis 7.2's INFO stats ACL counters.
-func (s *Server) infoACLStats(b *infoBuf) {
-	b.kv("acl_access_denied_auth", s.aclStats.auth.Load())
-	b.kv("acl_access_denied_cmd", s.aclStats.command.Load())
-	b.kv("acl_access_denied_key", s.aclStats.key.Load())
+// infoACLStats writes Redis 7.2's INFO stats ACL counters from st (the
+// counters since CONFIG RESETSTAT, which resets them as Redis does).
+func infoACLStats(b *infoBuf, st Stats) {
+	b.kv("acl_access_denied_auth", st.ACLDeniedAuth)
+	b.kv("acl_access_denied_cmd", st.ACLDeniedCommands)
+	b.kv("acl_access_denied_key", st.ACLDeniedKeys)
 	b.kv("acl_access_denied_channel", 0)
 }

@@ -152,7 +152,7 @@ func (s *Server) clientsLimit() uint64 {
 // clientsParam is maxmemory-clients: a memory value or a percentage
 // 0%–100% of maxmemory, as Redis 7.
 func (s *Server) clientsParam() config.Param {
-	return config.Param{Name: "maxmemory-clients", Default: "0", Set: func(v string) error {
+	return config.Param{Name: "maxmemory-clients", Default: "0", Memory: true, Set: func(v string) error {
 		const bad = "argument must be a memory or percent value"
 		if num, ok := strings.CutSuffix(v, "%"); ok {
 			pct, err := strconv.ParseUint(num, 10, 64)

@@ -228,21 +228,22 @@ func okErr(ok bool) string {
 }
 
 func (s *Server) infoStats(b *infoBuf) {
-	b.kv("total_connections_received", s.stats.conns.Load())
-	b.kv("total_commands_processed", s.stats.cmds.Load())
+	st, expired := s.statsSinceReset()
+	b.kv("total_connections_received", st.TotalConnections)
+	b.kv("total_commands_processed", st.TotalCommands)
 	b.kv("instantaneous_ops_per_sec", 0)
-	b.kv("total_net_input_bytes", s.stats.in.Load())
-	b.kv("total_net_output_bytes", s.stats.out.Load())
-	b.kv("rejected_connections", s.stats.rejected.Load())
-	b.kv("total_error_replies", s.stats.errors.Load())
-	b.kv("expired_keys", s.store.ExpiredKeys())
+	b.kv("total_net_input_bytes", st.NetInputBytes)
+	b.kv("total_net_output_bytes", st.NetOutputBytes)
+	b.kv("rejected_connections", st.RejectedConnections)
+	b.kv("total_error_replies", st.ErrorReplies)
+	b.kv("expired_keys", expired)
 	b.kv("evicted_keys", 0)
-	b.kv("evicted_clients", s.stats.evicted.Load())
+	b.kv("evicted_clients", st.EvictedClients)
 	b.kv("keyspace_hits", 0)
 	b.kv("keyspace_misses", 0)
 	b.kv("pubsub_channels", 0)
 	b.kv("pubsub_patterns", 0)
-	s.infoACLStats(b)
+	infoACLStats(b, st)
 }
 
 func (s *Server) infoReplication(b *infoBuf) {

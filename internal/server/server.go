@@ -268,9 +268,11 @@ type Server struct {
 type counters struct {
 	conns, cmds, rejected, in, out, errors atomic.Uint64
 	evicted, hsDropped                     atomic.Uint64
+	reset                                  atomic.Pointer[resetPoint] // CONFIG RESETSTAT (resetstat.go)
 }
 
-// Stats are the server's counters, for metrics.
+// Stats are the server's counters, for metrics: they only grow (CONFIG
+// RESETSTAT resets what INFO shows, not these).
 type Stats struct {
 	ConnectedClients    int64
 	TotalConnections    uint64
@@ -390,6 +392,7 @@ const (
 	minMaxBulkLen  = 1 << 20 // Redis: proto-max-bulk-len ≥ 1mb
 	minQueryBuffer = 1 << 20 // Redis: client-query-buffer-limit ≥ 1mb
 	maxMaxArgs     = 1<<31 - 1
+	maxMaxClients  = 1<<32 - 1 // Redis: maxclients is an unsigned int
 	maxTimeout     = 1<<31 - 1 // Redis: timeout is an int of seconds
 	maxInt64       = 1<<63 - 1
 )
@@ -400,7 +403,7 @@ const (
 func (s *Server) registerConfig(v limitValues) error {
 	u2i := func(dst func(int64)) func(uint64) { return func(n uint64) { dst(int64(n)) } }
 	params := []config.Param{
-		config.IntParam("maxclients", strconv.FormatInt(v.maxClients, 10), 1, maxInt64, s.maxClients.Store),
+		config.IntParam("maxclients", strconv.FormatInt(v.maxClients, 10), 1, maxMaxClients, s.maxClients.Store),
 		config.MemoryParam("proto-max-bulk-len", strconv.FormatInt(v.maxBulk, 10), minMaxBulkLen, maxInt64, u2i(s.lim.maxBulk.Store)),
 		config.IntParam("proto-max-multibulk-len", strconv.FormatInt(v.maxArgs, 10), 1, maxMaxArgs, s.lim.maxArgs.Store),
 		config.MemoryParam("client-query-buffer-limit", strconv.FormatInt(v.maxQuery, 10), minQueryBuffer, maxInt64, u2i(s.lim.maxQuery.Store)),
@@ -632,21 +635,6 @@ func (s *Server) Stats() Stats {
 		ACLDeniedKeys:       s.aclStats.key.Load(),
 		ACLDeniedAuth:       s.aclStats.auth.Load(),
 	}
-}
-
-// ResetStats zeroes the cumulative counters (CONFIG RESETSTAT).
-func (s *Server) ResetStats() {
-	s.stats.conns.Store(0)
-	s.stats.cmds.Store(0)
-	s.stats.rejected.Store(0)
-	s.stats.in.Store(0)
-	s.stats.out.Store(0)
-	s.stats.errors.Store(0)
-	s.stats.evicted.Store(0)
-	s.stats.hsDropped.Store(0)
-	s.aclStats.command.Store(0)
-	s.aclStats.key.Store(0)
-	s.aclStats.auth.Store(0)
 }
 
 // --- command.Server ---

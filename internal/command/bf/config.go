@@ -64,23 +64,6 @@ func (s *settings) budgetFor(c *command.Ctx) uint64 {
 	return s.budget()
 }
 
-func intParam(name string, lo, hi int64, store func(int64)) config.Param {
-	return config.Param{
-		Name: name,
-		Set: func(v string) error {
-			n, ok := argparse.Int([]byte(v))
-			if !ok {
-				return fmt.Errorf("argument couldn't be parsed into an integer")
-			}
-			if n < lo || n > hi {
-				return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
-			}
-			store(n)
-			return nil
-		},
-	}
-}
-
 // params returns the configuration parameters (spec §3) plus probly's
 // per-filter memory budget:
 //
@@ -97,22 +80,29 @@ func (s *settings) params() []config.Param {
 		Name:    "bf-error-rate",
 		Default: "0.01",
 		Set: func(v string) error {
+			// RedisBloom's texts (src/config.c, setFloatValue).
 			f, ok := argparse.Float([]byte(v))
 			if !ok {
-				return fmt.Errorf("argument couldn't be parsed into a number")
+				return config.Reason("Invalid value for `bf-error-rate`")
 			}
 			if !(f > 0 && f < 1) {
-				return fmt.Errorf("argument must be between 0 and 1 exclusive")
+				return config.Reason("Value for `bf-error-rate` must be in the range (0.000000, 1.000000)")
 			}
 			s.errorRate.Store(math.Float64bits(min(f, maxErrorRate)))
 			return nil
 		},
+		// RedisBloom keeps a value over the cap as the cap ("0.25").
+		Show: func(v string) string {
+			if f, ok := argparse.Float([]byte(v)); ok && f > maxErrorRate {
+				return "0.25"
+			}
+			return v
+		},
 	}
-	initial := intParam("bf-initial-size", 1, maxCapacity, func(n int64) { s.initialSize.Store(uint64(n)) })
-	initial.Default = "100"
-	expansion := intParam("bf-expansion-factor", 0, maxExpansion, func(n int64) { s.expansion.Store(uint64(n)) })
-	expansion.Default = "2"
-	budget := intParam("bf-max-filter-bytes", 64, int64(min(MaxFilterBytes, 1<<62)), func(n int64) { s.maxBytes.Store(uint64(n)) })
-	budget.Default = fmt.Sprint(DefaultFilterBytes)
+	store := func(a *atomic.Uint64) func(int64) { return func(n int64) { a.Store(uint64(n)) } }
+	initial := config.ModuleIntParam("bf-initial-size", "100", config.Const(1), config.Const(maxCapacity), store(&s.initialSize))
+	expansion := config.ModuleIntParam("bf-expansion-factor", "2", config.Const(0), config.Const(maxExpansion), store(&s.expansion))
+	// probly's own setting: Redis's wording.
+	budget := config.IntParam("bf-max-filter-bytes", fmt.Sprint(DefaultFilterBytes), 64, int64(min(MaxFilterBytes, 1<<62)), store(&s.maxBytes))
 	return []config.Param{errRate, initial, expansion, budget}
 }

@@ -684,12 +684,12 @@ func TestConfig(t *testing.T) {
 	}
 	// cf-bucket-size and cf-initial-size bound each other.
 	e.set("cf-initial-size", "4")
-	if err := e.cfg.Set("cf-bucket-size", "3"); err == nil || err.Error() != "argument must be between 1 and 2 inclusive" {
+	if err := e.cfg.Set("cf-bucket-size", "3"); err == nil || err.Error() != "Value for `cf-bucket-size` must be in the range [1, 2]" {
 		t.Errorf("bucket size above initial/2: %v", err)
 	}
 	e.set("cf-initial-size", "600")
 	e.set("cf-bucket-size", "255")
-	if err := e.cfg.Set("cf-initial-size", "509"); err == nil || err.Error() != "argument must be between 510 and 1073741824 inclusive" {
+	if err := e.cfg.Set("cf-initial-size", "509"); err == nil || err.Error() != "Value for `cf-initial-size` must be in the range [510, 1073741824]" {
 		t.Errorf("initial size below 2·bucket: %v", err)
 	}
 	e.set("cf-initial-size", "510")

@@ -5,7 +5,6 @@ import (
 	"github.com/probly/probly/internal/command"
 	"sync/atomic"
 
-	"github.com/probly/probly/internal/command/argparse"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/rediscuckoo"
 	"github.com/probly/probly/internal/sysmem"
@@ -65,29 +64,6 @@ func (s *settings) budgetFor(c *command.Ctx) uint64 {
 
 func (s *settings) maxFilters() int { return int(s.maxExpansions.Load()) }
 
-// intParam is a parameter whose value is an integer in [lo(), hi()] (the
-// bounds may depend on other parameters; Set runs under the registry's
-// lock, so they are read consistently).
-func intParam(name, def string, lo, hi func() int64, store func(int64)) config.Param {
-	return config.Param{
-		Name:    name,
-		Default: def,
-		Set: func(v string) error {
-			n, ok := argparse.Int([]byte(v))
-			if !ok {
-				return fmt.Errorf("argument couldn't be parsed into an integer")
-			}
-			if l, h := lo(), hi(); n < l || n > h {
-				return fmt.Errorf("argument must be between %d and %d inclusive", l, h)
-			}
-			store(n)
-			return nil
-		},
-	}
-}
-
-func constant(n int64) func() int64 { return func() int64 { return n } }
-
 // params returns the configuration parameters (spec §3) plus probly's
 // per-filter memory budget:
 //
@@ -107,13 +83,14 @@ func constant(n int64) func() int64 { return func() int64 { return n } }
 func (s *settings) params() []config.Param {
 	u := func(a *atomic.Uint64) func(int64) { return func(n int64) { a.Store(uint64(n)) } }
 	return []config.Param{
-		intParam("cf-bucket-size", "2", constant(1),
+		config.ModuleIntParam("cf-bucket-size", "2", config.Const(1),
 			func() int64 { return min(rediscuckoo.MaxBucketSize, int64(s.initialSize.Load())/2) }, u(&s.bucketSize)),
-		intParam("cf-initial-size", "1024", func() int64 { return 2 * int64(s.bucketSize.Load()) },
-			constant(rediscuckoo.MaxCapacity), u(&s.initialSize)),
-		intParam("cf-max-iterations", "20", constant(1), constant(rediscuckoo.MaxIterations), u(&s.maxIterations)),
-		intParam("cf-expansion-factor", "1", constant(0), constant(rediscuckoo.MaxExpansion), u(&s.expansion)),
-		intParam("cf-max-expansions", "32", constant(1), constant(rediscuckoo.MaxMaxExpansions), u(&s.maxExpansions)),
-		intParam("cf-max-filter-bytes", fmt.Sprint(DefaultFilterBytes), constant(64), constant(int64(min(rediscuckoo.MaxBudget, 1<<62))), u(&s.maxBytes)),
+		config.ModuleIntParam("cf-initial-size", "1024", func() int64 { return 2 * int64(s.bucketSize.Load()) },
+			config.Const(rediscuckoo.MaxCapacity), u(&s.initialSize)),
+		config.ModuleIntParam("cf-max-iterations", "20", config.Const(1), config.Const(rediscuckoo.MaxIterations), u(&s.maxIterations)),
+		config.ModuleIntParam("cf-expansion-factor", "1", config.Const(0), config.Const(rediscuckoo.MaxExpansion), u(&s.expansion)),
+		config.ModuleIntParam("cf-max-expansions", "32", config.Const(1), config.Const(rediscuckoo.MaxMaxExpansions), u(&s.maxExpansions)),
+		// probly's own setting: Redis's wording.
+		config.IntParam("cf-max-filter-bytes", fmt.Sprint(DefaultFilterBytes), 64, int64(min(rediscuckoo.MaxBudget, 1<<62)), u(&s.maxBytes)),
 	}
 }

@@ -114,7 +114,7 @@ func TestCommandListCount(t *testing.T) {
 		{[]string{"FILTERBY", "ACLCAT", "HyperLogLog"}, hll},
 		{[]string{"FILTERBY", "ACLCAT", "topk"}, []string{"topk.add", "topk.count", "topk.incrby", "topk.info", "topk.list", "topk.query", "topk.reserve"}},
 		{[]string{"FILTERBY", "ACLCAT", "nosuch"}, nil},
-		{[]string{"FILTERBY", "PATTERN", "CONFIG|*"}, []string{"config|get", "config|help", "config|resetstat", "config|set"}},
+		{[]string{"FILTERBY", "PATTERN", "CONFIG|*"}, []string{"config|get", "config|help", "config|resetstat", "config|rewrite", "config|set"}},
 	} {
 		got := list(c.args...)
 		slices.Sort(got)

@@ -130,6 +130,21 @@ func configSet(c *command.Ctx) {
 	c.R.OK()
 }
 
+// configRewrite implements CONFIG REWRITE (config.Registry.Rewrite).
+// Errors are Redis's: "ERR The server is running without a config file",
+// "ERR Rewriting config file: <reason>".
+func configRewrite(c *command.Ctx) {
+	if err := c.Config.Rewrite(); err != nil {
+		if errors.Is(err, config.ErrNoFile) {
+			c.R.Error("ERR " + err.Error())
+			return
+		}
+		c.R.Error("ERR Rewriting config file: " + err.Error())
+		return
+	}
+	c.R.OK()
+}
+
 func configResetStat(c *command.Ctx) {
 	if r, ok := c.Server.(interface{ ResetStats() }); ok {
 		r.ResetStats()
@@ -145,6 +160,8 @@ var configHelp = []string{
 	"    Set the configuration <directive> to <value>.",
 	"RESETSTAT",
 	"    Reset statistics reported by the INFO command.",
+	"REWRITE",
+	"    Rewrite the configuration file.",
 	"HELP",
-	"    Print this help.",
+	"    Prints this help.", // sic: Redis 7's CONFIG HELP
 }

@@ -272,6 +272,11 @@ func specs() []*command.Spec {
 						Summary: "Reset the stats returned by INFO", Since: "2.0.0", Group: command.GroupServer,
 						Complexity: "O(1)",
 					}},
+				{Name: "config|rewrite", Arity: 2, Flags: admin | noscript | load | stale, Handler: configRewrite,
+					Doc: command.Doc{
+						Summary: "Rewrite the configuration file with the in memory configuration", Since: "2.8.0", Group: command.GroupServer,
+						Complexity: "O(1)",
+					}},
 				helpSpec("config", 0, "5.0.0", command.GroupServer, configHelp),
 			}},
 		{Name: "memory", Arity: -2,

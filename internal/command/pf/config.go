@@ -35,12 +35,12 @@ func (s *settings) nextSeed() uint64 { return s.seed.Add(0x9e3779b97f4a7c15) }
 
 // param is hll-sparse-max-bytes: default 3000, range [0, LONG_MAX], a
 // Redis memory value ("1kb", "2mb", "1g" …), validated with Redis's
-// messages. (CONFIG GET returns the string as it was set, e.g. "1kb",
-// where Redis would print 1024.)
+// messages. CONFIG GET shows bytes, as Redis ("1kb" → "1024").
 func (s *settings) param() config.Param {
 	return config.Param{
 		Name:    "hll-sparse-max-bytes",
 		Default: "3000",
+		Memory:  true,
 		Set: func(v string) error {
 			n, ok := memToULL(v)
 			if !ok {
