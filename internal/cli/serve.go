@@ -30,8 +30,10 @@ var serveConfigFlags = []struct{ name, def, usage string }{
 	{"maxmemory-clients", "0", "most bytes all clients' input buffers (requests being received) may hold together, a memory value " +
 		"or a percentage of maxmemory (\"10%\"); over it, the client with the largest is closed; 0 = no limit"},
 	{"timeout", "0", "seconds a client may stay idle before it is closed; 0 = never"},
-	{"bf-max-filter-bytes", "128mb", "most bytes of bit arrays one Bloom key may hold, a memory value (64mb, 1gb, bytes)"},
-	{"cf-max-filter-bytes", "128mb", "most table bytes one cuckoo key may hold, a memory value (64mb, 1gb, bytes)"},
+	{"bf-max-filter-bytes", "auto", "most bytes of bit arrays one Bloom key may hold, a memory value (64mb, 1gb, bytes); " +
+		"\"auto\" = a quarter of the memory available, at least 128mb"},
+	{"cf-max-filter-bytes", "auto", "most table bytes one cuckoo key may hold, a memory value (64mb, 1gb, bytes); " +
+		"\"auto\" = a quarter of the memory available, at least 128mb"},
 	{"metrics-max-filters", "100", "most filter keys with per-filter metrics (the largest by memory); 0 = none"},
 	{"save", app.DefaultSave, "automatic snapshots: \"<seconds> <changes> …\" pairs, a snapshot when at least <changes> writes " +
 		"happened and more than <seconds> passed since the last one (Redis 7 default); \"\" disables them"},
@@ -112,7 +114,8 @@ the current CONFIG values back to it, keeping its comments and order.`,
 				fl := cmd.Flags().Lookup(f.name)
 				d, inFile := where[f.name]
 				switch {
-				case f.name == "maxmemory" && fl.Value.String() == "auto":
+				case fl.Value.String() == "auto" && f.def == "auto":
+					// The server's own default (maxmemory, the filter caps).
 				case inFile:
 					// Checked by the server with the file's position.
 					d.Args = []string{fl.Value.String()}

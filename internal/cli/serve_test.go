@@ -71,6 +71,7 @@ func TestServeConfigFileDirectives(t *testing.T) {
 	values := map[string]string{
 		"addr": "127.0.0.1:7001", "dir": filepath.Join(dir, "data"), "appendfsync": "always", "requirepass": "p w",
 		"metrics-addr": "off", "tls-cert": "c.pem", "tls-key": "k.pem", "follow": "f.json", "protected-mode": "no",
+		"aclfile": filepath.Join(dir, "users.acl"),
 	}
 	for _, f := range serveConfigFlags {
 		values[f.name] = f.def + "0"
