@@ -17,19 +17,22 @@ import (
 type infoSection struct {
 	name, title string
 	write       func(s *Server, b *infoBuf)
+	notDefault  bool // only with "all", "everything" or by name (Redis: commandstats)
 }
 
 var infoSections = []infoSection{
-	{"server", "Server", (*Server).infoServer},
-	{"clients", "Clients", (*Server).infoClients},
-	{"memory", "Memory", (*Server).infoMemory},
-	{"persistence", "Persistence", (*Server).infoPersistence},
-	{"stats", "Stats", (*Server).infoStats},
-	{"replication", "Replication", (*Server).infoReplication},
-	{"cpu", "CPU", (*Server).infoCPU},
-	{"modules", "Modules", (*Server).infoModules},
-	{"cluster", "Cluster", (*Server).infoCluster},
-	{"keyspace", "Keyspace", (*Server).infoKeyspace},
+	{"server", "Server", (*Server).infoServer, false},
+	{"clients", "Clients", (*Server).infoClients, false},
+	{"memory", "Memory", (*Server).infoMemory, false},
+	{"persistence", "Persistence", (*Server).infoPersistence, false},
+	{"stats", "Stats", (*Server).infoStats, false},
+	{"replication", "Replication", (*Server).infoReplication, false},
+	{"cpu", "CPU", (*Server).infoCPU, false},
+	{"modules", "Modules", (*Server).infoModules, false},
+	{"commandstats", "Commandstats", (*Server).infoCommandStats, true},
+	{"errorstats", "Errorstats", (*Server).infoErrorStats, false},
+	{"cluster", "Cluster", (*Server).infoCluster, false},
+	{"keyspace", "Keyspace", (*Server).infoKeyspace, false},
 }
 
 // Info implements command.Server. section is a space-separated list of
@@ -39,12 +42,15 @@ var infoSections = []infoSection{
 // names are ignored (an all-unknown request yields "").
 func (s *Server) Info(section string) string {
 	fields := strings.Fields(strings.ToLower(section))
-	all := len(fields) == 0
+	def := len(fields) == 0
+	all := false
 	want := make(map[string]bool, len(fields))
 	for _, f := range fields {
 		switch f {
-		case "default", "all", "everything":
-			all = true
+		case "default":
+			def = true
+		case "all", "everything":
+			def, all = true, true
 		default:
 			want[f] = true
 		}
@@ -52,7 +58,7 @@ func (s *Server) Info(section string) string {
 	b := &infoBuf{}
 	n := 0
 	for _, sec := range infoSections {
-		if !all && !want[sec.name] {
+		if !want[sec.name] && !all && (!def || sec.notDefault) {
 			continue
 		}
 		if n > 0 {
@@ -63,7 +69,7 @@ func (s *Server) Info(section string) string {
 		sec.write(s, b)
 	}
 	for _, sec := range s.extraInfo {
-		if !all && !want[sec.name] {
+		if !def && !want[sec.name] {
 			continue
 		}
 		if n > 0 {

@@ -256,6 +256,7 @@ type Server struct {
 	stats     counters
 
 	extraInfo []extraInfoSection // AddInfoSection (info.go)
+	ops       opsState           // CLIENT, MONITOR, SLOWLOG, LATENCY, commandstats (ops.go)
 }
 
 type counters struct {
@@ -346,6 +347,7 @@ func New(opts Options) (*Server, error) {
 		maxQuery = DefaultMaxQueryBuffer
 	}
 	s.mem.init(s.store)
+	s.initOps()
 	if err := s.registerConfig(limitValues{
 		maxClients: int64(orDefault(opts.MaxClients, DefaultMaxClients)),
 		maxBulk:    maxBulk,
@@ -400,6 +402,7 @@ func (s *Server) registerConfig(v limitValues) error {
 			return nil
 		}},
 	}
+	params = append(params, s.opsParams()...) // slowlog-*, latency-monitor-threshold (slowlog.go)
 	for _, p := range params {
 		if _, exists := s.cfg.Get(p.Name); exists {
 			continue
@@ -556,6 +559,7 @@ func (s *Server) admit(nc net.Conn) *client {
 }
 
 func (s *Server) remove(c *client) {
+	s.ops.mon.drop(c)
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
@@ -625,6 +629,7 @@ func (s *Server) ResetStats() {
 	s.stats.errors.Store(0)
 	s.stats.evicted.Store(0)
 	s.stats.hsDropped.Store(0)
+	s.resetOpsStats()
 }
 
 // --- command.Server ---
@@ -716,7 +721,8 @@ type client struct {
 	// gated is set while the running command holds the command gate
 	// shared (Admit takes it, dispatch releases it).
 	gated bool
-	tx    txState // MULTI/EXEC/WATCH (tx.go)
+	tx    txState   // MULTI/EXEC/WATCH (tx.go)
+	ops   clientOps // what CLIENT LIST shows of it, MONITOR, CLIENT REPLY (ops.go)
 
 	// Housekeeping (clients.go). bufCap is rd's buffer capacity at the
 	// last read (this goroutine only); held is what the connection counts
@@ -740,6 +746,9 @@ func newClient(s *Server, nc net.Conn) *client {
 		Addr:   nc.RemoteAddr().String(),
 	}
 	c.conn.Tx = c
+	c.ops.created = time.Now()
+	c.ops.multi.Store(-1)
+	c.ops.proto.Store(2)
 	c.g = &guard{r: nc, lim: &s.lim, in: &s.stats.in, c: c}
 	if !c.conn.Authed {
 		c.g.authed = &c.conn.Authed
@@ -787,9 +796,7 @@ func (c *client) serve() {
 		c.unlogged = false
 		n := 0
 		errs := c.reply.Errors
-		if c.rec != nil {
-			c.clock = time.Since(c.s.start)
-		}
+		c.clock = time.Since(c.s.start)
 		total := 0
 		flushed := c.reply.BulkBytes
 		for i := range cmds {
@@ -906,24 +913,20 @@ func (c *client) readError(err error) {
 // clock): a command's duration ends where the next one's starts.
 func (c *client) exec(args [][]byte) {
 	c.ctx.Seq = 0
-	if c.rec == nil {
-		c.dispatch(args)
-		return
-	}
-	errs := c.reply.Errors
-	name := c.dispatch(args)
+	errs, mark := c.reply.Errors, len(c.wr.Buffer())
+	name, o := c.dispatch(args)
 	now := time.Since(c.s.start)
-	c.rec.Command(name, now-c.clock, c.reply.Errors != errs)
+	c.finished(name, &o, args, now-c.clock, c.reply.Errors != errs, mark)
 	c.clock = now
 }
 
 // dispatch runs one command through command.Table.Run with the
 // server's admission checks (admit) and returns its registered name (or
-// UnknownCommand).
-func (c *client) dispatch(args [][]byte) string {
+// UnknownCommand) and outcome.
+func (c *client) dispatch(args [][]byte) (string, command.Outcome) {
 	if isExec(args[0]) && (len(args) != 1 || !c.conn.Authed) {
 		c.refuseExec(len(args))
-		return "exec"
+		return "exec", command.Outcome{Spec: c.s.execSpec}
 	}
 	c.ctx.Args = args
 	o := c.run()
@@ -933,9 +936,9 @@ func (c *client) dispatch(args [][]byte) string {
 	}
 	if !o.Ran {
 		if o.Spec == nil {
-			return UnknownCommand
+			return UnknownCommand, o
 		}
-		return o.Spec.Name
+		return o.Spec.Name, o
 	}
 	c.res.releaseAll() // the growth is in Store.Used now
 	if o.Silent {
@@ -945,7 +948,7 @@ func (c *client) dispatch(args [][]byte) string {
 	if o.Seq == 0 && o.Spec.Writes() {
 		c.unlogged = true
 	}
-	return o.Spec.Name
+	return o.Spec.Name, o
 }
 
 // unknown is the server's command.Policy.Unknown: an unknown name that is
@@ -981,6 +984,7 @@ func (c *client) ungate() {
 // itself, and blocking commands, which touch no key and must not hold up
 // a transaction while they wait.
 func (c *client) Admit(ctx *command.Ctx, spec *command.Spec) string {
+	c.s.ops.pause.wait(spec.Writes(), c.s.stopReap) // CLIENT PAUSE (clientcmd.go)
 	if msg := c.admit(spec, ctx.Args); msg != "" {
 		return msg
 	}

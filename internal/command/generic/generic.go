@@ -38,6 +38,7 @@ const (
 func Register(t *command.Table, cfg *config.Registry) {
 	_ = cfg
 	t.Add(specs()...)
+	t.Add(opsSpecs()...)
 	t.Add(keySpecs()...)
 	t.Add(txSpecs()...)
 	t.Add(expireSpecs()...)
@@ -271,19 +272,6 @@ func clientSetInfo(c *command.Ctx) {
 	}
 	*dst = string(c.Args[3])
 	c.R.OK()
-}
-
-func clientInfo(c *command.Ctx) {
-	cn := c.Conn
-	flags, multi := "N", -1
-	if cn.Tx != nil {
-		if multi = cn.Tx.Queued(); multi >= 0 {
-			flags = "x" // inside MULTI, or EXEC running the queue
-		}
-	}
-	verbatim(c.R, "id="+strconv.FormatInt(cn.ID, 10)+" addr="+cn.Addr+" name="+cn.Name+
-		" db=0 flags="+flags+" sub=0 psub=0 ssub=0 multi="+strconv.Itoa(multi)+" cmd=client|info user=default redir=-1 resp="+
-		strconv.Itoa(cn.Proto)+" lib-name="+cn.LibName+" lib-ver="+cn.LibVer+"\n")
 }
 
 // onOff accepts CLIENT NO-EVICT|NO-TOUCH ON|OFF (no effect in probly).
