@@ -157,17 +157,28 @@ func (s *Server) infoServer(b *infoBuf) {
 	b.kv("probly_version", s.version)
 }
 
+// infoClients is Redis 7.0's Clients section, then probly's own limits
+// (proto_max_bulk_len, proto_max_multibulk_len, client_query_buffer_limit)
+// and pubsub_clients (Redis 7.4).
 func (s *Server) infoClients(b *infoBuf) {
+	var maxIn int64
+	for _, c := range s.clients() {
+		maxIn = max(maxIn, c.held.Load())
+	}
 	b.kv("connected_clients", s.connected.Load())
 	b.kv("cluster_connections", 0)
 	b.kv("maxclients", s.maxClients.Load())
+	// The largest input buffer counted (above the 32 KiB a connection
+	// holds anyway); replies are not held between batches.
+	b.kv("client_recent_max_input_buffer", maxIn)
+	b.kv("client_recent_max_output_buffer", 0)
+	b.kv("blocked_clients", 0)
+	b.kv("tracking_clients", 0)
+	b.kv("clients_in_timeout_table", 0)
 	b.kv("proto_max_bulk_len", s.lim.maxBulk.Load())
 	b.kv("proto_max_multibulk_len", s.lim.maxArgs.Load())
 	b.kv("client_query_buffer_limit", s.lim.maxQuery.Load())
-	b.kv("blocked_clients", 0)
-	b.kv("tracking_clients", 0)
 	b.kv("pubsub_clients", 0)
-	b.kv("clients_in_timeout_table", 0)
 }
 
 func (s *Server) infoMemory(b *infoBuf) {
@@ -233,21 +244,62 @@ func okErr(ok bool) string {
 	return "err"
 }
 
+// infoStats is Redis 7.0's Stats section, in its order. Fields of what
+// probly does not have (replication, forks, defragmentation, client-side
+// caching, I/O threads, eviction) are 0, as they are on a Redis that does
+// not use them; instantaneous_* are not sampled (0).
 func (s *Server) infoStats(b *infoBuf) {
 	b.kv("total_connections_received", s.stats.conns.Load())
 	b.kv("total_commands_processed", s.stats.cmds.Load())
 	b.kv("instantaneous_ops_per_sec", 0)
 	b.kv("total_net_input_bytes", s.stats.in.Load())
 	b.kv("total_net_output_bytes", s.stats.out.Load())
+	b.kv("total_net_repl_input_bytes", 0)
+	b.kv("total_net_repl_output_bytes", 0)
+	b.kv("instantaneous_input_kbps", "0.00")
+	b.kv("instantaneous_output_kbps", "0.00")
+	b.kv("instantaneous_input_repl_kbps", "0.00")
+	b.kv("instantaneous_output_repl_kbps", "0.00")
 	b.kv("rejected_connections", s.stats.rejected.Load())
-	b.kv("total_error_replies", s.stats.errors.Load())
+	b.kv("sync_full", 0)
+	b.kv("sync_partial_ok", 0)
+	b.kv("sync_partial_err", 0)
 	b.kv("expired_keys", s.store.ExpiredKeys())
+	b.kv("expired_stale_perc", "0.00")
+	b.kv("expired_time_cap_reached_count", 0)
+	b.kv("expire_cycle_cpu_milliseconds", 0)
 	b.kv("evicted_keys", 0)
 	b.kv("evicted_clients", s.stats.evicted.Load())
+	b.kv("total_eviction_exceeded_time", 0)
+	b.kv("current_eviction_exceeded_time", 0)
 	b.kv("keyspace_hits", 0)
 	b.kv("keyspace_misses", 0)
 	b.kv("pubsub_channels", 0)
 	b.kv("pubsub_patterns", 0)
+	b.kv("pubsubshard_channels", 0)
+	b.kv("latest_fork_usec", 0)
+	b.kv("total_forks", 0)
+	b.kv("migrate_cached_sockets", 0)
+	b.kv("slave_expires_tracked_keys", 0)
+	b.kv("active_defrag_hits", 0)
+	b.kv("active_defrag_misses", 0)
+	b.kv("active_defrag_key_hits", 0)
+	b.kv("active_defrag_key_misses", 0)
+	b.kv("total_active_defrag_time", 0)
+	b.kv("current_active_defrag_time", 0)
+	b.kv("tracking_total_keys", 0)
+	b.kv("tracking_total_items", 0)
+	b.kv("tracking_total_prefixes", 0)
+	b.kv("unexpected_error_replies", 0)
+	b.kv("total_error_replies", s.stats.errors.Load())
+	b.kv("dump_payload_sanitizations", 0)
+	// One read and one reply write per batch of pipelined commands.
+	b.kv("total_reads_processed", s.stats.batches.Load())
+	b.kv("total_writes_processed", s.stats.batches.Load())
+	b.kv("io_threaded_reads_processed", 0)
+	b.kv("io_threaded_writes_processed", 0)
+	b.kv("reply_buffer_shrinks", 0)
+	b.kv("reply_buffer_expands", 0)
 }
 
 func (s *Server) infoReplication(b *infoBuf) {

@@ -262,6 +262,7 @@ type Server struct {
 type counters struct {
 	conns, cmds, rejected, in, out, errors atomic.Uint64
 	evicted, hsDropped                     atomic.Uint64
+	batches                                atomic.Uint64 // batches of pipelined commands (INFO total_reads_processed)
 }
 
 // Stats are the server's counters, for metrics.
@@ -629,6 +630,7 @@ func (s *Server) ResetStats() {
 	s.stats.errors.Store(0)
 	s.stats.evicted.Store(0)
 	s.stats.hsDropped.Store(0)
+	s.stats.batches.Store(0)
 	s.resetOpsStats()
 }
 
@@ -818,6 +820,7 @@ func (c *client) serve() {
 			}
 		}
 		c.s.stats.cmds.Add(uint64(total))
+		c.s.stats.batches.Add(1)
 		c.s.stats.errors.Add(c.reply.Errors - errs)
 		if c.rec != nil {
 			c.rec.Flush()

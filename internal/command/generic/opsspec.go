@@ -264,7 +264,7 @@ func functionFlush(c *command.Ctx) {
 			return
 		}
 	default:
-		c.R.Error("ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.")
+		c.R.Error("ERR unknown subcommand or wrong number of arguments for '" + string(c.Args[1]) + "'. Try FUNCTION HELP.")
 		return
 	}
 	c.R.OK()
