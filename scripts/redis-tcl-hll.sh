@@ -46,21 +46,8 @@ if [ -z "$suite" ] || [ ! -f "$suite/tests/unit/hyperloglog.tcl" ]; then
 fi
 echo "redis-tcl-hll: suite from $suite"
 
-go build -o "$work/probly" ./cmd/probly
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 16380)
-"$work/probly" serve --addr "127.0.0.1:$port" --dir "$work/data" --metrics-addr off >"$work/server.log" 2>&1 &
-pid=$!
-up=""
-for _ in $(seq 1 100); do
-  if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then up=1; break; fi
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-if [ -z "$up" ]; then
-  echo "redis-tcl-hll: probly serve did not come up on 127.0.0.1:$port" >&2
-  cat "$work/server.log" >&2
-  exit 1
-fi
+. scripts/serve-probly.sh
+serve_probly redis-tcl-hll "$work"
 
 status=0
 (cd "$suite" && ./runtest --host 127.0.0.1 --port "$port" --singledb --single unit/hyperloglog --clients 1) \

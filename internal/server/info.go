@@ -254,52 +254,32 @@ func (s *Server) infoStats(b *infoBuf) {
 	b.kv("instantaneous_ops_per_sec", 0)
 	b.kv("total_net_input_bytes", s.stats.in.Load())
 	b.kv("total_net_output_bytes", s.stats.out.Load())
-	b.kv("total_net_repl_input_bytes", 0)
-	b.kv("total_net_repl_output_bytes", 0)
-	b.kv("instantaneous_input_kbps", "0.00")
-	b.kv("instantaneous_output_kbps", "0.00")
-	b.kv("instantaneous_input_repl_kbps", "0.00")
-	b.kv("instantaneous_output_repl_kbps", "0.00")
+	b.zeros("0", "total_net_repl_input_bytes", "total_net_repl_output_bytes")
+	b.zeros("0.00", "instantaneous_input_kbps", "instantaneous_output_kbps", "instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps")
 	b.kv("rejected_connections", s.stats.rejected.Load())
-	b.kv("sync_full", 0)
-	b.kv("sync_partial_ok", 0)
-	b.kv("sync_partial_err", 0)
+	b.zeros("0", "sync_full", "sync_partial_ok", "sync_partial_err")
 	b.kv("expired_keys", s.store.ExpiredKeys())
 	b.kv("expired_stale_perc", "0.00")
-	b.kv("expired_time_cap_reached_count", 0)
-	b.kv("expire_cycle_cpu_milliseconds", 0)
-	b.kv("evicted_keys", 0)
+	b.zeros("0", "expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "evicted_keys")
 	b.kv("evicted_clients", s.stats.evicted.Load())
-	b.kv("total_eviction_exceeded_time", 0)
-	b.kv("current_eviction_exceeded_time", 0)
-	b.kv("keyspace_hits", 0)
-	b.kv("keyspace_misses", 0)
-	b.kv("pubsub_channels", 0)
-	b.kv("pubsub_patterns", 0)
-	b.kv("pubsubshard_channels", 0)
-	b.kv("latest_fork_usec", 0)
-	b.kv("total_forks", 0)
-	b.kv("migrate_cached_sockets", 0)
-	b.kv("slave_expires_tracked_keys", 0)
-	b.kv("active_defrag_hits", 0)
-	b.kv("active_defrag_misses", 0)
-	b.kv("active_defrag_key_hits", 0)
-	b.kv("active_defrag_key_misses", 0)
-	b.kv("total_active_defrag_time", 0)
-	b.kv("current_active_defrag_time", 0)
-	b.kv("tracking_total_keys", 0)
-	b.kv("tracking_total_items", 0)
-	b.kv("tracking_total_prefixes", 0)
-	b.kv("unexpected_error_replies", 0)
+	b.zeros("0", "total_eviction_exceeded_time", "current_eviction_exceeded_time", "keyspace_hits", "keyspace_misses",
+		"pubsub_channels", "pubsub_patterns", "pubsubshard_channels", "latest_fork_usec", "total_forks",
+		"migrate_cached_sockets", "slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses",
+		"active_defrag_key_hits", "active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time",
+		"tracking_total_keys", "tracking_total_items", "tracking_total_prefixes", "unexpected_error_replies")
 	b.kv("total_error_replies", s.stats.errors.Load())
 	b.kv("dump_payload_sanitizations", 0)
 	// One read and one reply write per batch of pipelined commands.
 	b.kv("total_reads_processed", s.stats.batches.Load())
 	b.kv("total_writes_processed", s.stats.batches.Load())
-	b.kv("io_threaded_reads_processed", 0)
-	b.kv("io_threaded_writes_processed", 0)
-	b.kv("reply_buffer_shrinks", 0)
-	b.kv("reply_buffer_expands", 0)
+	b.zeros("0", "io_threaded_reads_processed", "io_threaded_writes_processed", "reply_buffer_shrinks", "reply_buffer_expands")
+}
+
+// zeros writes fields that hold v because probly has no such thing.
+func (b *infoBuf) zeros(v string, keys ...string) {
+	for _, k := range keys {
+		b.kv(k, v)
+	}
 }
 
 func (s *Server) infoReplication(b *infoBuf) {

@@ -35,6 +35,15 @@ type cmdStat struct {
 	calls, ns, rejected, failed atomic.Uint64
 }
 
+// localStat is a connection's counts for one command since its last
+// batch; flushOps adds them to the shared cmdStat, so the command path
+// touches no memory shared with other connections.
+type localStat struct {
+	spec                        *command.Spec
+	st                          *cmdStat
+	calls, ns, rejected, failed uint64
+}
+
 // clientOps is the per-connection part (client.ops). The fields read by
 // other connections (CLIENT LIST, KILL) are atomics or under mu.
 type clientOps struct {
@@ -53,7 +62,12 @@ type clientOps struct {
 	libVer  string
 
 	// Own goroutine only.
-	reply replyMode
+	reply   replyMode
+	local   map[*command.Spec]*localStat
+	last    *localStat // the last command's (pipelines repeat commands)
+	lastCmd *string    // what cmd holds
+	multiN  int32      // what multi holds
+	protoN  int32      // what proto holds
 }
 
 type replyMode uint8
@@ -87,23 +101,25 @@ func (s *Server) initOps() {
 // holds an error, mark the reply buffer's length before the command.
 //
 // It feeds INFO commandstats/errorstats, SLOWLOG, LATENCY, MONITOR and the
-// Observer (metrics): the one place a command's duration is used. It costs
-// a few atomic operations per command; the slow log, the latency monitor
-// and MONITOR take locks only when they record something.
+// Observer (metrics): the one place a command's duration is used. The
+// commandstats counts are the connection's own until flushOps (after each
+// batch); per command it costs two atomic loads and a few plain adds. The
+// slow log, the latency monitor, errorstats and MONITOR take locks only
+// when they record something.
 func (c *client) finished(name string, o *command.Outcome, args [][]byte, d time.Duration, failed bool, mark int) {
 	s := c.s
 	if c.rec != nil {
 		c.rec.Command(name, d, failed)
 	}
-	if st := s.ops.stats[o.Spec]; st != nil {
+	if ls := c.localStat(o.Spec); ls != nil {
 		switch {
 		case !o.Ran && !o.Queued:
-			st.rejected.Add(1)
+			ls.rejected++
 		case o.Ran:
-			st.calls.Add(1)
-			st.ns.Add(uint64(d))
+			ls.calls++
+			ls.ns += uint64(d)
 			if o.Failed {
-				st.failed.Add(1)
+				ls.failed++
 			}
 		}
 	}
@@ -111,7 +127,10 @@ func (c *client) finished(name string, o *command.Outcome, args [][]byte, d time
 		s.countError(c.reply.FirstErr, o.Err)
 	}
 	if o.Ran {
-		c.ops.cmd.Store(&o.Spec.Name)
+		if c.ops.lastCmd != &o.Spec.Name {
+			c.ops.lastCmd = &o.Spec.Name
+			c.ops.cmd.Store(c.ops.lastCmd)
+		}
 		if ns := s.ops.slowNs.Load(); ns >= 0 && int64(d) >= ns && o.Spec.Flags&command.FlagSkipSlowlog == 0 {
 			s.ops.slow.add(c, args, d)
 		}
@@ -129,6 +148,46 @@ func (c *client) finished(name string, o *command.Outcome, args [][]byte, d time
 	c.publish()
 	if c.ops.reply != replyOn {
 		c.suppressReply(mark)
+	}
+}
+
+// localStat returns the connection's counts for spec (nil for an
+// unknown command).
+func (c *client) localStat(spec *command.Spec) *localStat {
+	if ls := c.ops.last; ls != nil && ls.spec == spec {
+		return ls
+	}
+	if spec == nil {
+		return nil
+	}
+	ls := c.ops.local[spec]
+	if ls == nil {
+		st := c.s.ops.stats[spec]
+		if st == nil {
+			return nil // a spec added to the table after New
+		}
+		if c.ops.local == nil {
+			c.ops.local = map[*command.Spec]*localStat{}
+		}
+		ls = &localStat{spec: spec, st: st}
+		c.ops.local[spec] = ls
+	}
+	c.ops.last = ls
+	return ls
+}
+
+// flushOps adds the connection's command counts to INFO commandstats;
+// called after every batch and when the connection closes.
+func (c *client) flushOps() {
+	for _, ls := range c.ops.local {
+		if ls.calls|ls.rejected|ls.failed == 0 {
+			continue
+		}
+		ls.st.calls.Add(ls.calls)
+		ls.st.ns.Add(ls.ns)
+		ls.st.rejected.Add(ls.rejected)
+		ls.st.failed.Add(ls.failed)
+		ls.calls, ls.ns, ls.rejected, ls.failed = 0, 0, 0, 0
 	}
 }
 
@@ -153,8 +212,14 @@ func (s *Server) countError(first, err string) {
 // publish makes what CLIENT LIST shows of the connection readable by
 // other connections.
 func (c *client) publish() {
-	c.ops.multi.Store(int32(c.Queued()))
-	c.ops.proto.Store(int32(c.conn.Proto))
+	if m := int32(c.Queued()); m != c.ops.multiN {
+		c.ops.multiN = m
+		c.ops.multi.Store(m)
+	}
+	if p := int32(c.conn.Proto); p != c.ops.protoN {
+		c.ops.protoN = p
+		c.ops.proto.Store(p)
+	}
 	// This goroutine is the only writer of the copies, so it reads them
 	// without the lock.
 	if c.conn.Name == c.ops.name && c.conn.LibName == c.ops.libName && c.conn.LibVer == c.ops.libVer {

@@ -751,6 +751,7 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.ops.created = time.Now()
 	c.ops.multi.Store(-1)
 	c.ops.proto.Store(2)
+	c.ops.multiN, c.ops.protoN = -1, 2
 	c.g = &guard{r: nc, lim: &s.lim, in: &s.stats.in, c: c}
 	if !c.conn.Authed {
 		c.g.authed = &c.conn.Authed
@@ -781,6 +782,7 @@ func (c *client) serve() {
 	if c.rec != nil {
 		defer c.rec.Flush()
 	}
+	defer c.flushOps()
 	defer func() {
 		c.res.releaseAll() // a handler that panicked did not release
 		if r := recover(); r != nil {
@@ -822,6 +824,7 @@ func (c *client) serve() {
 		c.s.stats.cmds.Add(uint64(total))
 		c.s.stats.batches.Add(1)
 		c.s.stats.errors.Add(c.reply.Errors - errs)
+		c.flushOps()
 		if c.rec != nil {
 			c.rec.Flush()
 		}
