@@ -226,6 +226,10 @@ func TestInfoFieldNamesRedis(t *testing.T) {
 		doRaw(t, c, "SET", "k", "v")
 		doRaw(t, c, "GET", "k", "extra")
 		doRaw(t, c, "PFADD", "k", "x")
+		doRaw(t, c, "MULTI") // the queued commands count when EXEC runs them
+		doRaw(t, c, "ECHO", "q")
+		doRaw(t, c, "PFCOUNT", "k")
+		doRaw(t, c, "EXEC")
 	}
 	extras := map[string][]string{"clients": {"proto_max_bulk_len", "proto_max_multibulk_len", "client_query_buffer_limit", "pubsub_clients"}}
 	for _, sec := range []string{"clients", "stats", "keyspace", "errorstats", "commandstats"} {

@@ -13,9 +13,9 @@ import (
 // MONITOR, as Redis 7: after +OK the connection receives one line per
 // command any client runs, "+<unix time>.<µs> [0 <client addr>] "cmd" "arg"…",
 // arguments quoted as Redis's sdscatrepr. Commands refused before they
-// ran, admin commands and EXEC are not shown (Redis: CMD_ADMIN,
-// CMD_SKIP_MONITOR); AUTH and HELLO's passwords are shown as
-// "(redacted)". MONITOR is an admin command (and in ACL's @admin and
+// ran and admin commands are not shown (Redis: CMD_ADMIN); the commands
+// EXEC runs are shown when it runs them, before EXEC itself; AUTH's and
+// HELLO AUTH's arguments are shown as "(redacted)". MONITOR is an admin command (and in ACL's @admin and
 // @dangerous categories), so it shows arguments only to operators.
 //
 // Each monitor has a queue of at most monitorQueue lines written by its
@@ -137,7 +137,7 @@ func redactFrom(args [][]byte) int {
 	case "hello":
 		for i := 1; i < len(args); i++ {
 			if string(lowerASCII(args[i])) == "auth" {
-				return i + 2 // the user name stays, as Redis
+				return i + 1 // user name and password, as Redis
 			}
 		}
 	}

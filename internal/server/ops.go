@@ -107,10 +107,33 @@ func (s *Server) initOps() {
 // slow log, the latency monitor, errorstats and MONITOR take locks only
 // when they record something.
 func (c *client) finished(name string, o *command.Outcome, args [][]byte, d time.Duration, failed bool, mark int) {
-	s := c.s
 	if c.rec != nil {
 		c.rec.Command(name, d, failed)
 	}
+	if o.Spec == c.s.execSpec && o.Failed {
+		// EXEC failed only if its own reply is an error (EXECABORT …):
+		// the errors of the commands it ran count as theirs, as Redis.
+		b := c.wr.Buffer()
+		top := *o
+		top.Failed = len(b) > mark && b[mark] == '-'
+		o = &top
+	}
+	c.account(o, args, d)
+	if failed {
+		c.s.countError(c.reply.FirstErr, o.Err)
+	}
+	c.publish()
+	if c.ops.reply != replyOn {
+		c.suppressReply(mark)
+	}
+}
+
+// account records a command in commandstats, the slow log, the latency
+// monitor and the MONITOR feed: for every command a client sent
+// (finished) and for each command EXEC runs from its queue (tx.go), as
+// Redis counts and shows those too.
+func (c *client) account(o *command.Outcome, args [][]byte, d time.Duration) {
+	s := c.s
 	if ls := c.localStat(o.Spec); ls != nil {
 		switch {
 		case !o.Ran && !o.Queued:
@@ -123,31 +146,25 @@ func (c *client) finished(name string, o *command.Outcome, args [][]byte, d time
 			}
 		}
 	}
-	if failed {
-		s.countError(c.reply.FirstErr, o.Err)
+	if !o.Ran {
+		return
 	}
-	if o.Ran {
-		if c.ops.lastCmd != &o.Spec.Name {
-			c.ops.lastCmd = &o.Spec.Name
-			c.ops.cmd.Store(c.ops.lastCmd)
-		}
-		if ns := s.ops.slowNs.Load(); ns >= 0 && int64(d) >= ns && o.Spec.Flags&command.FlagSkipSlowlog == 0 {
-			s.ops.slow.add(c, args, d)
-		}
-		if ns := s.ops.latNs.Load(); ns > 0 && int64(d) >= ns {
-			ev := "command"
-			if o.Spec.Flags&command.FlagFast != 0 {
-				ev = "fast-command"
-			}
-			s.ops.lat.add(ev, d)
-		}
-		if s.ops.mon.n.Load() > 0 && o.Spec.Flags&command.FlagAdmin == 0 && o.Spec != s.execSpec {
-			s.ops.mon.feed(c, args, time.Now().Add(-d))
-		}
+	if c.ops.lastCmd != &o.Spec.Name {
+		c.ops.lastCmd = &o.Spec.Name
+		c.ops.cmd.Store(c.ops.lastCmd)
 	}
-	c.publish()
-	if c.ops.reply != replyOn {
-		c.suppressReply(mark)
+	if ns := s.ops.slowNs.Load(); ns >= 0 && int64(d) >= ns && o.Spec.Flags&command.FlagSkipSlowlog == 0 {
+		s.ops.slow.add(c, args, d)
+	}
+	if ns := s.ops.latNs.Load(); ns > 0 && int64(d) >= ns {
+		ev := "command"
+		if o.Spec.Flags&command.FlagFast != 0 {
+			ev = "fast-command"
+		}
+		s.ops.lat.add(ev, d)
+	}
+	if s.ops.mon.n.Load() > 0 && o.Spec.Flags&command.FlagAdmin == 0 {
+		s.ops.mon.feed(c, args, time.Now().Add(-d))
 	}
 }
 

@@ -155,11 +155,23 @@ func TestMonitorFeed(t *testing.T) {
 	c.Do(commandtest.Argv("ECHO", "a\x00b\"\n\\é"))
 	c.Do(commandtest.Argv("CONFIG", "GET", "maxclients")) // admin: not shown
 	c.Do(commandtest.Argv("AUTH", "default", "secret"))
+	c.Do(commandtest.Argv("HELLO", "2", "AUTH", "default", "secret"))
+	c.Do(commandtest.Argv("MULTI"))
+	c.Do(commandtest.Argv("ECHO", "queued"))
+	c.Do(commandtest.Argv("EXEC"))
 	c.Do(commandtest.Argv("PING"))
+	line := func(cmd string) *regexp.Regexp {
+		return regexp.MustCompile(`^\+\d{10}\.\d{6} \[0 127\.0\.0\.1:\d+\] ` + cmd + `\r\n$`)
+	}
+	// As redis-server 7 shows the same commands.
 	want := []*regexp.Regexp{
-		regexp.MustCompile(`^\+\d{10}\.\d{6} \[0 127\.0\.0\.1:\d+\] "ECHO" "a\\x00b\\"\\n\\\\\\xc3\\xa9"\r\n$`),
-		regexp.MustCompile(`^\+\d+\.\d{6} \[0 127\.0\.0\.1:\d+\] "AUTH" "\(redacted\)" "\(redacted\)"\r\n$`),
-		regexp.MustCompile(`^\+\d+\.\d{6} \[0 127\.0\.0\.1:\d+\] "PING"\r\n$`),
+		line(`"ECHO" "a\\x00b\\"\\n\\\\\\xc3\\xa9"`),
+		line(`"AUTH" "\(redacted\)" "\(redacted\)"`),
+		line(`"HELLO" "2" "AUTH" "\(redacted\)" "\(redacted\)"`),
+		line(`"MULTI"`),
+		line(`"ECHO" "queued"`),
+		line(`"EXEC"`),
+		line(`"PING"`),
 	}
 	for i, re := range want {
 		if l := m.line(t); !re.MatchString(l) {
