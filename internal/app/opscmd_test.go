@@ -325,6 +325,46 @@ func cli(t *testing.T, bin, addr string, args ...string) string {
 	return string(out)
 }
 
+// cliStream runs redis-cli with args until the test ends and returns its
+// output lines.
+func cliStream(t *testing.T, bin, addr string, args ...string) <-chan string {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, append([]string{"-h", host, "-p", port}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	return lines
+}
+
+// nextLine waits at most 10 s for a line.
+func nextLine(t *testing.T, lines <-chan string) string {
+	t.Helper()
+	select {
+	case l, ok := <-lines:
+		if !ok {
+			t.Fatal("redis-cli ended")
+		}
+		return l
+	case <-time.After(10 * time.Second):
+		t.Fatal("no line from redis-cli in 10 s")
+	}
+	return ""
+}
+
 // redis-cli's -n 0, CLIENT LIST, SLOWLOG GET, MONITOR, --stat and
 // SHUTDOWN NOSAVE work against probly as against Redis.
 func TestRedisCLIOps(t *testing.T) {
@@ -343,55 +383,21 @@ func TestRedisCLIOps(t *testing.T) {
 	}
 
 	// MONITOR: a line per command with its arguments, quoted as Redis.
-	host, port, _ := net.SplitHostPort(s.addr)
-	mon := exec.Command(bin, "-h", host, "-p", port, "MONITOR")
-	out, err := mon.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = mon.Process.Kill(); _ = mon.Wait() }()
-	lines := make(chan string, 100)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	if l := <-lines; l != "OK" {
+	lines := cliStream(t, bin, s.addr, "MONITOR")
+	if l := nextLine(t, lines); l != "OK" {
 		t.Fatalf("MONITOR's first line = %q", l)
 	}
 	cli(t, bin, s.addr, "SET", "mon key", "a\"b\n")
 	want := regexp.MustCompile(`^\d{10}\.\d{6} \[0 127\.0\.0\.1:\d+\] "SET" "mon key" "a\\"b\\n"$`)
-	found := false
-	deadline := time.After(10 * time.Second)
-	for !found {
-		select {
-		case l := <-lines:
-			found = want.MatchString(l)
-		case <-deadline:
-			t.Fatal("MONITOR did not show the SET")
-		}
+	for !want.MatchString(nextLine(t, lines)) {
 	}
 
 	// --stat prints its header and a line of numbers.
-	stat := exec.Command(bin, "-h", host, "-p", port, "--stat", "-i", "0.1")
-	so, err := stat.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stat.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = stat.Process.Kill(); _ = stat.Wait() }()
-	sc := bufio.NewScanner(so)
+	stat := cliStream(t, bin, s.addr, "--stat", "-i", "0.01") // its output is block-buffered into the pipe
 	var header, row bool
 	rowRE := regexp.MustCompile(`^\d+\s+\S+\s+\d+\s+\d+\s+\d+ \(\+\d+\)\s+\d+\s*$`)
-	for i := 0; i < 10 && sc.Scan() && !(header && row); i++ {
-		l := sc.Text()
+	for i := 0; i < 10 && !(header && row); i++ {
+		l := nextLine(t, stat)
 		header = header || strings.Contains(l, "------- data ------")
 		row = row || rowRE.MatchString(l)
 	}
