@@ -12,6 +12,7 @@ import (
 
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/commandtest"
+	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/testutil"
 )
 
@@ -239,5 +240,64 @@ func TestLatencyMonitor(t *testing.T) {
 	}
 	if got, _ := c.Do(commandtest.Argv("LATENCY", "RESET")); got != ":1\r\n" {
 		t.Errorf("LATENCY RESET = %q", got)
+	}
+}
+
+// SHUTDOWN snapshots with SAVE, and by default when save points are
+// configured; a failed snapshot keeps the server up unless FORCE.
+func TestShutdownSave(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		save   string // the save parameter
+		fail   bool   // the snapshot fails
+		snaps  int
+		closed bool
+	}{
+		{"nosave", []string{"SHUTDOWN", "NOSAVE"}, "3600 1", false, 0, true},
+		{"default with save points", []string{"SHUTDOWN"}, "3600 1", false, 1, true},
+		{"default without save points", []string{"SHUTDOWN"}, "", false, 0, true},
+		{"save without save points", []string{"SHUTDOWN", "SAVE"}, "", false, 1, true},
+		{"save fails", []string{"SHUTDOWN", "SAVE"}, "", true, 1, false},
+		{"save fails, force", []string{"SHUTDOWN", "SAVE", "FORCE"}, "", true, 1, true},
+		{"default fails", []string{"SHUTDOWN", "NOW"}, "1 1", true, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &fakePersist{}
+			if tc.fail {
+				p.snapErr = errSaveRunning
+			}
+			e := start(t, func(o *Options) {
+				o.Persist = p
+				o.Config.Register(config.Param{Name: "save", Default: tc.save, Set: func(string) error { return nil }})
+			})
+			c := commandtest.DialRaw(t, e.addr, 2)
+			out, err := c.Do(commandtest.Argv(tc.args...))
+			p.mu.Lock()
+			snaps := p.snaps
+			p.mu.Unlock()
+			if snaps != tc.snaps {
+				t.Errorf("%d snapshots, want %d", snaps, tc.snaps)
+			}
+			if tc.closed {
+				if err == nil {
+					t.Fatalf("replied %q; want the connection closed without a reply", out)
+				}
+				select {
+				case <-e.srv.ShutdownRequested():
+				default:
+					t.Fatal("ShutdownRequested is not closed")
+				}
+				return
+			}
+			if out != "-ERR Errors trying to SHUTDOWN. Check logs.\r\n" {
+				t.Fatalf("reply %q, %v", out, err)
+			}
+			select {
+			case <-e.srv.ShutdownRequested():
+				t.Fatal("a failed SHUTDOWN requested the shutdown")
+			default:
+			}
+		})
 	}
 }

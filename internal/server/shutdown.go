@@ -8,11 +8,12 @@ import (
 )
 
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT], as Redis 7. SAVE writes a
-// snapshot first; if it fails the server keeps running and answers
-// "ERR Errors trying to SHUTDOWN. Check logs." unless FORCE is given.
-// NOSAVE and the default write no snapshot: the append-only log is
-// flushed and fsynced by the graceful shutdown (SIGTERM's path), which is
-// what Redis does with AOF on. NOW (do not wait for replicas) changes
+// snapshot first, and so does SHUTDOWN without NOSAVE or SAVE when save
+// points are configured (the save parameter is not empty); if it fails
+// the server keeps running and answers "ERR Errors trying to SHUTDOWN.
+// Check logs." unless FORCE is given. NOSAVE writes no snapshot. Either
+// way the append-only log is flushed, fsynced and closed by the graceful
+// shutdown (SIGTERM's path), as Redis does with AOF on. NOW (do not wait for replicas) changes
 // nothing, as probly has none; ABORT answers "ERR No shutdown in
 // progress." since a shutdown never waits. On success the client gets no
 // reply and its connection closes; the embedding program sees
@@ -57,6 +58,13 @@ func (c *client) shutdownCmd(ctx *command.Ctx) {
 	if abort {
 		ctx.R.Error("ERR No shutdown in progress.")
 		return
+	}
+	if !save && !nosave {
+		// Redis: without NOSAVE or SAVE, a snapshot is written when save
+		// points are configured.
+		if v, ok := c.s.cfg.Get("save"); ok && strings.TrimSpace(v) != "" {
+			save = true
+		}
 	}
 	if save {
 		if err := c.s.Save(); err != nil {
