@@ -25,23 +25,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$work/probly" ./cmd/probly
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 16379)
-# --metrics-addr off: the default metrics port may be taken by another
-# server on this machine, and the suite needs only the RESP port.
-"$work/probly" serve --addr "127.0.0.1:$port" --dir "$work/data" --metrics-addr off >"$work/server.log" 2>&1 &
-pid=$!
-up=""
-for _ in $(seq 1 100); do
-  if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then up=1; break; fi
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-if [ -z "$up" ]; then
-  echo "goredis-suite: probly serve did not come up on 127.0.0.1:$port" >&2
-  cat "$work/server.log" >&2
-  exit 1
-fi
+. scripts/serve-probly.sh
+serve_probly goredis-suite "$work"
 
 src=$(go mod download -json "github.com/redis/go-redis/v9@$version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
 cp -r "$src" "$work/go-redis"

@@ -10,10 +10,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/probly/probly/internal/command/commandtest"
+	"github.com/probly/probly/internal/testutil"
 )
 
 // Two tenants restricted by ACL (issue 16.1), through go-redis (RESP2:
@@ -446,5 +448,35 @@ func TestACLFileProtectedMode(t *testing.T) {
 	}
 	if err := checkProtectedMode(Options{Listener: ln, ACLFile: filepath.Join(dir, "missing.acl")}); err == nil {
 		t.Error("a missing aclfile passed protected mode")
+	}
+}
+
+// CLIENT LIST and CLIENT INFO name each connection's ACL user, and CLIENT
+// KILL USER closes that user's connections (an unknown user is an error).
+func TestACLClientListUser(t *testing.T) {
+	s := runApp(t, Options{}, true)
+	ctx := context.Background()
+	admin := newClient(t, s.addr, nil)
+	if err := admin.Do(ctx, "ACL", "SETUSER", "u1", "on", ">pw", "+@all", "~*").Err(); err != nil {
+		t.Fatal(err)
+	}
+	u1 := newClient(t, s.addr, func(o *redis.Options) { o.Username, o.Password, o.PoolSize = "u1", "pw", 1 })
+	if info, err := u1.ClientInfo(ctx).Result(); err != nil || info.User != "u1" {
+		t.Fatalf("CLIENT INFO as u1: %+v, %v", info, err)
+	}
+	if !testutil.Eventually(t, 5*time.Second, func() bool {
+		list, err := admin.ClientList(ctx).Result()
+		return err == nil && strings.Contains(list, " user=u1 ") && strings.Contains(list, " user=default ")
+	}) {
+		t.Fatalf("CLIENT LIST: %q", admin.ClientList(ctx).Val())
+	}
+	if err := admin.Do(ctx, "CLIENT", "KILL", "USER", "nosuch").Err(); err == nil || err.Error() != "ERR No such user 'nosuch'" {
+		t.Fatalf("CLIENT KILL USER nosuch: %v", err)
+	}
+	if n, err := admin.Do(ctx, "CLIENT", "KILL", "USER", "u1").Int(); err != nil || n != 1 {
+		t.Fatalf("CLIENT KILL USER u1 = %d, %v; want 1", n, err)
+	}
+	if list := admin.ClientList(ctx).Val(); strings.Contains(list, " user=u1 ") {
+		t.Fatalf("CLIENT LIST after the kill: %q", list)
 	}
 }

@@ -185,6 +185,16 @@ func Run(ctx context.Context, o Options) error {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	// Bind first: with the port taken, nothing (data folder, AOF) is
+	// created.
+	ln := o.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", o.Addr); err != nil {
+			return err
+		}
+	}
+	defer ln.Close() // Serve closes it too; this covers the error returns before it
 	table, cfg := Tables()
 	auto := registerPersistenceConfig(cfg, o)
 	store := keyspace.New(nil)
@@ -238,12 +248,6 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer fol.close()
 
-	ln := o.Listener
-	if ln == nil {
-		if ln, err = net.Listen("tcp", o.Addr); err != nil {
-			return err
-		}
-	}
 	ln = op.listener(ln)
 	op.recovered.Store(true)
 	log.Info("serving", "addr", ln.Addr().String(), "appendfsync", o.AppendFsync, "tls", op.tls != nil)
@@ -259,6 +263,7 @@ func Run(ctx context.Context, o Options) error {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	case <-srv.ShutdownRequested(): // SHUTDOWN: the same graceful path
 	}
 	log.Info("shutting down")
 	fol.endWaits() // FOLLOW.WAIT replies before connections drain

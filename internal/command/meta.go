@@ -164,6 +164,7 @@ const (
 	GroupString       Group = "string"
 	GroupHyperLogLog  Group = "hyperloglog"
 	GroupTransactions Group = "transactions"
+	GroupScripting    Group = "scripting"
 	GroupModule       Group = "module"
 )
 

@@ -17,19 +17,22 @@ import (
 type infoSection struct {
 	name, title string
 	write       func(s *Server, b *infoBuf)
+	notDefault  bool // only with "all", "everything" or by name (Redis: commandstats)
 }
 
 var infoSections = []infoSection{
-	{"server", "Server", (*Server).infoServer},
-	{"clients", "Clients", (*Server).infoClients},
-	{"memory", "Memory", (*Server).infoMemory},
-	{"persistence", "Persistence", (*Server).infoPersistence},
-	{"stats", "Stats", (*Server).infoStats},
-	{"replication", "Replication", (*Server).infoReplication},
-	{"cpu", "CPU", (*Server).infoCPU},
-	{"modules", "Modules", (*Server).infoModules},
-	{"cluster", "Cluster", (*Server).infoCluster},
-	{"keyspace", "Keyspace", (*Server).infoKeyspace},
+	{"server", "Server", (*Server).infoServer, false},
+	{"clients", "Clients", (*Server).infoClients, false},
+	{"memory", "Memory", (*Server).infoMemory, false},
+	{"persistence", "Persistence", (*Server).infoPersistence, false},
+	{"stats", "Stats", (*Server).infoStats, false},
+	{"replication", "Replication", (*Server).infoReplication, false},
+	{"cpu", "CPU", (*Server).infoCPU, false},
+	{"modules", "Modules", (*Server).infoModules, false},
+	{"commandstats", "Commandstats", (*Server).infoCommandStats, true},
+	{"errorstats", "Errorstats", (*Server).infoErrorStats, false},
+	{"cluster", "Cluster", (*Server).infoCluster, false},
+	{"keyspace", "Keyspace", (*Server).infoKeyspace, false},
 }
 
 // Info implements command.Server. section is a space-separated list of
@@ -39,12 +42,15 @@ var infoSections = []infoSection{
 // names are ignored (an all-unknown request yields "").
 func (s *Server) Info(section string) string {
 	fields := strings.Fields(strings.ToLower(section))
-	all := len(fields) == 0
+	def := len(fields) == 0
+	all := false
 	want := make(map[string]bool, len(fields))
 	for _, f := range fields {
 		switch f {
-		case "default", "all", "everything":
-			all = true
+		case "default":
+			def = true
+		case "all", "everything":
+			def, all = true, true
 		default:
 			want[f] = true
 		}
@@ -52,7 +58,7 @@ func (s *Server) Info(section string) string {
 	b := &infoBuf{}
 	n := 0
 	for _, sec := range infoSections {
-		if !all && !want[sec.name] {
+		if !want[sec.name] && !all && (!def || sec.notDefault) {
 			continue
 		}
 		if n > 0 {
@@ -63,7 +69,7 @@ func (s *Server) Info(section string) string {
 		sec.write(s, b)
 	}
 	for _, sec := range s.extraInfo {
-		if !all && !want[sec.name] {
+		if !def && !want[sec.name] {
 			continue
 		}
 		if n > 0 {
@@ -151,17 +157,28 @@ func (s *Server) infoServer(b *infoBuf) {
 	b.kv("probly_version", s.version)
 }
 
+// infoClients is Redis 7.0's Clients section, then probly's own limits
+// (proto_max_bulk_len, proto_max_multibulk_len, client_query_buffer_limit)
+// and pubsub_clients (Redis 7.4).
 func (s *Server) infoClients(b *infoBuf) {
+	var maxIn int64
+	for _, c := range s.clients() {
+		maxIn = max(maxIn, c.held.Load())
+	}
 	b.kv("connected_clients", s.connected.Load())
 	b.kv("cluster_connections", 0)
 	b.kv("maxclients", s.maxClients.Load())
+	// The largest input buffer counted (above the 32 KiB a connection
+	// holds anyway); replies are not held between batches.
+	b.kv("client_recent_max_input_buffer", maxIn)
+	b.kv("client_recent_max_output_buffer", 0)
+	b.kv("blocked_clients", 0)
+	b.kv("tracking_clients", 0)
+	b.kv("clients_in_timeout_table", 0)
 	b.kv("proto_max_bulk_len", s.lim.maxBulk.Load())
 	b.kv("proto_max_multibulk_len", s.lim.maxArgs.Load())
 	b.kv("client_query_buffer_limit", s.lim.maxQuery.Load())
-	b.kv("blocked_clients", 0)
-	b.kv("tracking_clients", 0)
 	b.kv("pubsub_clients", 0)
-	b.kv("clients_in_timeout_table", 0)
 }
 
 func (s *Server) infoMemory(b *infoBuf) {
@@ -227,6 +244,10 @@ func okErr(ok bool) string {
 	return "err"
 }
 
+// infoStats is Redis 7.0's Stats section, in its order. Fields of what
+// probly does not have (replication, forks, defragmentation, client-side
+// caching, I/O threads, eviction) are 0, as they are on a Redis that does
+// not use them; instantaneous_* are not sampled (0).
 func (s *Server) infoStats(b *infoBuf) {
 	st, expired := s.statsSinceReset()
 	b.kv("total_connections_received", st.TotalConnections)
@@ -234,16 +255,33 @@ func (s *Server) infoStats(b *infoBuf) {
 	b.kv("instantaneous_ops_per_sec", 0)
 	b.kv("total_net_input_bytes", st.NetInputBytes)
 	b.kv("total_net_output_bytes", st.NetOutputBytes)
+	b.zeros("0", "total_net_repl_input_bytes", "total_net_repl_output_bytes")
+	b.zeros("0.00", "instantaneous_input_kbps", "instantaneous_output_kbps", "instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps")
 	b.kv("rejected_connections", st.RejectedConnections)
-	b.kv("total_error_replies", st.ErrorReplies)
+	b.zeros("0", "sync_full", "sync_partial_ok", "sync_partial_err")
 	b.kv("expired_keys", expired)
-	b.kv("evicted_keys", 0)
+	b.kv("expired_stale_perc", "0.00")
+	b.zeros("0", "expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "evicted_keys")
 	b.kv("evicted_clients", st.EvictedClients)
-	b.kv("keyspace_hits", 0)
-	b.kv("keyspace_misses", 0)
-	b.kv("pubsub_channels", 0)
-	b.kv("pubsub_patterns", 0)
+	b.zeros("0", "total_eviction_exceeded_time", "current_eviction_exceeded_time", "keyspace_hits", "keyspace_misses",
+		"pubsub_channels", "pubsub_patterns", "pubsubshard_channels", "latest_fork_usec", "total_forks",
+		"migrate_cached_sockets", "slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses",
+		"active_defrag_key_hits", "active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time",
+		"tracking_total_keys", "tracking_total_items", "tracking_total_prefixes", "unexpected_error_replies")
+	b.kv("total_error_replies", st.ErrorReplies)
+	b.kv("dump_payload_sanitizations", 0)
+	// One read and one reply write per batch of pipelined commands.
+	b.kv("total_reads_processed", st.Batches)
+	b.kv("total_writes_processed", st.Batches)
+	b.zeros("0", "io_threaded_reads_processed", "io_threaded_writes_processed", "reply_buffer_shrinks", "reply_buffer_expands")
 	infoACLStats(b, st)
+}
+
+// zeros writes fields that hold v because probly has no such thing.
+func (b *infoBuf) zeros(v string, keys ...string) {
+	for _, k := range keys {
+		b.kv(k, v)
+	}
 }
 
 func (s *Server) infoReplication(b *infoBuf) {

@@ -15,6 +15,7 @@ type resetPoint struct {
 // does; gauges (connected_clients, memory) and Stats are unchanged.
 func (s *Server) ResetStats() {
 	s.stats.reset.Store(&resetPoint{stats: s.Stats(), expired: s.store.ExpiredKeys()})
+	s.resetOpsStats() // commandstats, errorstats
 }
 
 // statsSinceReset returns the counters and expired keys since the last
@@ -42,6 +43,7 @@ func (s *Server) statsSinceReset() (Stats, uint64) {
 	st.ErrorReplies = sub(st.ErrorReplies, b.ErrorReplies)
 	st.EvictedClients = sub(st.EvictedClients, b.EvictedClients)
 	st.DroppedHandshakes = sub(st.DroppedHandshakes, b.DroppedHandshakes)
+	st.Batches = sub(st.Batches, b.Batches)
 	st.ACLDeniedCommands = sub(st.ACLDeniedCommands, b.ACLDeniedCommands)
 	st.ACLDeniedKeys = sub(st.ACLDeniedKeys, b.ACLDeniedKeys)
 	st.ACLDeniedAuth = sub(st.ACLDeniedAuth, b.ACLDeniedAuth)

@@ -263,12 +263,14 @@ type Server struct {
 	stats     counters
 
 	extraInfo []extraInfoSection // AddInfoSection (info.go)
+	ops       opsState           // CLIENT, MONITOR, SLOWLOG, LATENCY, commandstats (ops.go)
 }
 
 type counters struct {
 	conns, cmds, rejected, in, out, errors atomic.Uint64
 	evicted, hsDropped                     atomic.Uint64
 	reset                                  atomic.Pointer[resetPoint] // CONFIG RESETSTAT (resetstat.go)
+	batches                                atomic.Uint64              // batches of pipelined commands (INFO total_reads_processed)
 }
 
 // Stats are the server's counters, for metrics: they only grow (CONFIG
@@ -286,6 +288,8 @@ type Stats struct {
 	// ones (Options.MaxHandshakes).
 	EvictedClients    uint64
 	DroppedHandshakes uint64
+	// Batches counts batches of pipelined commands (one read, one write).
+	Batches uint64
 	// ACLDenied* count ACL denials by reason: commands the user may not
 	// run, keys outside its patterns, failed AUTH/HELLO AUTH.
 	ACLDeniedCommands, ACLDeniedKeys, ACLDeniedAuth uint64
@@ -359,6 +363,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mem.init(s.store)
 	s.acl = acl.New(s.table)
+	s.initOps()
 	if err := s.registerConfig(limitValues{
 		maxClients: int64(orDefault(opts.MaxClients, DefaultMaxClients)),
 		maxBulk:    maxBulk,
@@ -419,6 +424,7 @@ func (s *Server) registerConfig(v limitValues) error {
 			return nil
 		}},
 	}
+	params = append(params, s.opsParams()...) // slowlog-*, latency-monitor-threshold (slowlog.go)
 	for _, p := range params {
 		if _, exists := s.cfg.Get(p.Name); exists {
 			continue
@@ -575,6 +581,7 @@ func (s *Server) admit(nc net.Conn) *client {
 }
 
 func (s *Server) remove(c *client) {
+	s.ops.mon.drop(c)
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
@@ -631,6 +638,7 @@ func (s *Server) Stats() Stats {
 		ErrorReplies:        s.stats.errors.Load(),
 		EvictedClients:      s.stats.evicted.Load(),
 		DroppedHandshakes:   s.stats.hsDropped.Load(),
+		Batches:             s.stats.batches.Load(),
 		ACLDeniedCommands:   s.aclStats.command.Load(),
 		ACLDeniedKeys:       s.aclStats.key.Load(),
 		ACLDeniedAuth:       s.aclStats.auth.Load(),
@@ -726,7 +734,8 @@ type client struct {
 	// gated is set while the running command holds the command gate
 	// shared (Admit takes it, dispatch releases it).
 	gated bool
-	tx    txState // MULTI/EXEC/WATCH (tx.go)
+	tx    txState   // MULTI/EXEC/WATCH (tx.go)
+	ops   clientOps // what CLIENT LIST shows of it, MONITOR, CLIENT REPLY (ops.go)
 
 	// Housekeeping (clients.go). bufCap is rd's buffer capacity at the
 	// last read (this goroutine only); held is what the connection counts
@@ -751,6 +760,10 @@ func newClient(s *Server, nc net.Conn) *client {
 	}
 	c.conn.Login = c.login
 	c.conn.Tx = c
+	c.ops.created = time.Now()
+	c.ops.multi.Store(-1)
+	c.ops.proto.Store(2)
+	c.ops.multiN, c.ops.protoN = -1, 2
 	c.g = &guard{r: nc, lim: &s.lim, in: &s.stats.in, c: c}
 	if !c.conn.Authed {
 		c.g.authed = &c.conn.Authed
@@ -781,6 +794,7 @@ func (c *client) serve() {
 	if c.rec != nil {
 		defer c.rec.Flush()
 	}
+	defer c.flushOps()
 	defer func() {
 		c.res.releaseAll() // a handler that panicked did not release
 		if r := recover(); r != nil {
@@ -798,9 +812,7 @@ func (c *client) serve() {
 		c.unlogged = false
 		n := 0
 		errs := c.reply.Errors
-		if c.rec != nil {
-			c.clock = time.Since(c.s.start)
-		}
+		c.clock = time.Since(c.s.start)
 		total := 0
 		flushed := c.reply.BulkBytes
 		for i := range cmds {
@@ -822,7 +834,9 @@ func (c *client) serve() {
 			}
 		}
 		c.s.stats.cmds.Add(uint64(total))
+		c.s.stats.batches.Add(1)
 		c.s.stats.errors.Add(c.reply.Errors - errs)
+		c.flushOps()
 		if c.rec != nil {
 			c.rec.Flush()
 		}
@@ -917,24 +931,20 @@ func (c *client) readError(err error) {
 // clock): a command's duration ends where the next one's starts.
 func (c *client) exec(args [][]byte) {
 	c.ctx.Seq = 0
-	if c.rec == nil {
-		c.dispatch(args)
-		return
-	}
-	errs := c.reply.Errors
-	name := c.dispatch(args)
+	errs, mark := c.reply.Errors, len(c.wr.Buffer())
+	name, o := c.dispatch(args)
 	now := time.Since(c.s.start)
-	c.rec.Command(name, now-c.clock, c.reply.Errors != errs)
+	c.finished(name, &o, args, now-c.clock, c.reply.Errors != errs, mark)
 	c.clock = now
 }
 
 // dispatch runs one command through command.Table.Run with the
 // server's admission checks (admit) and returns its registered name (or
-// UnknownCommand).
-func (c *client) dispatch(args [][]byte) string {
+// UnknownCommand) and outcome.
+func (c *client) dispatch(args [][]byte) (string, command.Outcome) {
 	if isExec(args[0]) && (len(args) != 1 || !c.conn.Authed) {
 		c.refuseExec(len(args))
-		return "exec"
+		return "exec", command.Outcome{Spec: c.s.execSpec}
 	}
 	c.ctx.Args = args
 	o := c.run()
@@ -944,9 +954,9 @@ func (c *client) dispatch(args [][]byte) string {
 	}
 	if !o.Ran {
 		if o.Spec == nil {
-			return UnknownCommand
+			return UnknownCommand, o
 		}
-		return o.Spec.Name
+		return o.Spec.Name, o
 	}
 	c.res.releaseAll() // the growth is in Store.Used now
 	if o.Silent {
@@ -956,7 +966,7 @@ func (c *client) dispatch(args [][]byte) string {
 	if o.Seq == 0 && o.Spec.Writes() {
 		c.unlogged = true
 	}
-	return o.Spec.Name
+	return o.Spec.Name, o
 }
 
 // unknown is the server's command.Policy.Unknown: an unknown name that is
@@ -992,6 +1002,7 @@ func (c *client) ungate() {
 // itself, and blocking commands, which touch no key and must not hold up
 // a transaction while they wait.
 func (c *client) Admit(ctx *command.Ctx, spec *command.Spec) string {
+	c.s.ops.pause.wait(spec.Writes(), c.s.stopReap) // CLIENT PAUSE (clientcmd.go)
 	if msg := c.admit(spec, ctx.Args); msg != "" {
 		return msg
 	}

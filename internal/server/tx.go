@@ -2,6 +2,7 @@ package server
 
 import (
 	"strings"
+	"time"
 
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/keyspace"
@@ -274,7 +275,9 @@ func (c *client) Exec(ctx *command.Ctx) {
 	execPolicy := command.Policy{Admit: execACL{c}}
 	for _, args := range c.tx.queue {
 		ctx.Args = args
+		start := time.Since(c.s.start)
 		o := c.s.table.Run(ctx, &execPolicy)
+		c.account(&o, args, time.Since(c.s.start)-start) // commandstats, SLOWLOG, MONITOR (ops.go)
 		c.res.releaseAll()
 		ctx.R.Proto = c.conn.Proto // HELLO inside the transaction
 		maxSeq = max(maxSeq, o.Seq)

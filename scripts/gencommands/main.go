@@ -112,6 +112,7 @@ func index(tab *command.Table) []byte {
 		{"Transactions", group(command.GroupTransactions)},
 		{"Connection", group(command.GroupConnection)},
 		{"Server", group(command.GroupServer)},
+		{"Scripting (FUNCTION FLUSH/LIST/STATS only: an empty function library)", group(command.GroupScripting)},
 		{"Internal (log records: recovery and the follower run them; clients get \"unknown command\")",
 			func(s *command.Spec) bool { return command.IsInternal([]byte(s.Name)) }},
 	}

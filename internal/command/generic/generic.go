@@ -38,6 +38,7 @@ const (
 func Register(t *command.Table, cfg *config.Registry) {
 	_ = cfg
 	t.Add(specs()...)
+	t.Add(opsSpecs()...)
 	t.Add(keySpecs()...)
 	t.Add(txSpecs()...)
 	t.Add(expireSpecs()...)
@@ -285,23 +286,6 @@ func clientSetInfo(c *command.Ctx) {
 	c.R.OK()
 }
 
-func clientInfo(c *command.Ctx) {
-	cn := c.Conn
-	flags, multi := "N", -1
-	if cn.Tx != nil {
-		if multi = cn.Tx.Queued(); multi >= 0 {
-			flags = "x" // inside MULTI, or EXEC running the queue
-		}
-	}
-	user := cn.User
-	if user == "" {
-		user = "default"
-	}
-	verbatim(c.R, "id="+strconv.FormatInt(cn.ID, 10)+" addr="+cn.Addr+" name="+cn.Name+
-		" db=0 flags="+flags+" sub=0 psub=0 ssub=0 multi="+strconv.Itoa(multi)+" cmd=client|info user="+user+" redir=-1 resp="+
-		strconv.Itoa(cn.Proto)+" lib-name="+cn.LibName+" lib-ver="+cn.LibVer+"\n")
-}
-
 // onOff accepts CLIENT NO-EVICT|NO-TOUCH ON|OFF (no effect in probly).
 func onOff(c *command.Ctx) {
 	switch lower(c.Args[2]) {
@@ -320,6 +304,34 @@ var clientHelp = []string{
 	"    Return the ID of the current connection.",
 	"INFO",
 	"    Return information about the current client connection.",
+	"KILL <ip:port>",
+	"    Kill connection made from <ip:port>.",
+	"KILL <option> <value> [<option> <value> [...]]",
+	"    Kill connections. Options are:",
+	"    * ID <client-id>",
+	"      Kill connections by client id.",
+	"    * ADDR <ip:port>",
+	"      Kill connections made from the specified address",
+	"    * LADDR <ip:port>",
+	"      Kill connections made to specified local address",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Kill connections by type.",
+	"    * USER <username>",
+	"      Kill connections authenticated by <username>.",
+	"    * SKIPME (YES|NO)",
+	"      Skip killing current connection (default: yes).",
+	"LIST [options ...]",
+	"    Return information about client connections. Options:",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Return clients of specified type.",
+	"    * ID <client-id> [<client-id> ...]",
+	"      Return clients of the specified ids.",
+	"UNPAUSE",
+	"    Stop the current client pause, resuming traffic.",
+	"PAUSE <timeout> [WRITE|ALL]",
+	"    Suspend all, or just write, clients for <timeout> milliseconds.",
+	"REPLY (ON|OFF|SKIP)",
+	"    Control the replies sent to the current connection.",
 	"SETNAME <name>",
 	"    Assign the name <name> to the current connection.",
 	"SETINFO <option> <value>",

@@ -113,7 +113,7 @@ func specs() []*command.Spec {
 				Summary: "A container for client connection commands", Since: "2.4.0", Group: command.GroupConnection,
 				Complexity: "Depends on subcommand.",
 			},
-			Subcommands: []*command.Spec{
+			Subcommands: append(clientOpsSpecs(), []*command.Spec{ // + LIST, KILL, PAUSE, UNPAUSE, REPLY (opsspec.go)
 				{Name: "client|id", Arity: 2, Flags: noscript | load | stale, ACL: command.ACLConnection, Handler: clientID,
 					Doc: command.Doc{
 						Summary: "Returns the client ID for the current connection", Since: "5.0.0", Group: command.GroupConnection,
@@ -143,7 +143,7 @@ func specs() []*command.Spec {
 							}},
 						},
 					}},
-				{Name: "client|info", Arity: 2, Flags: noscript | load | stale, ACL: command.ACLConnection, Handler: clientInfo,
+				{Name: "client|info", Arity: 2, Flags: noscript | load | stale, ACL: command.ACLConnection, Handler: command.OpsHandler,
 					Tips: []string{"nondeterministic_output"},
 					Doc: command.Doc{
 						Summary: "Returns information about the current client connection.", Since: "6.2.0", Group: command.GroupConnection,
@@ -172,7 +172,7 @@ func specs() []*command.Spec {
 						},
 					}},
 				helpSpec("client", command.ACLConnection, "5.0.0", command.GroupConnection, clientHelp),
-			}},
+			}...)},
 		{Name: "command", Arity: -1, Flags: load | stale, ACL: command.ACLConnection, Handler: commandAll,
 			Tips: []string{"nondeterministic_output_order"},
 			Doc: command.Doc{
