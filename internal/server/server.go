@@ -64,18 +64,19 @@
 //     holds it exclusively, so a transaction never interleaves with
 //     another command.
 //
-// It does not use redcon.Server: redcon's connection loop would let the
-// parser's integer overflow on "$9223372036854775807" panic the process.
-// redcon's Reader and Writer are used behind a framing guard (guard.go).
+// Requests are parsed by internal/resp's Parser (read.go): bounded,
+// incremental, with Redis 7's framing and error texts; a command's
+// arguments alias the connection's read buffer and are valid until its
+// handler returns (command.Ctx.Args). Replies are written with redcon's
+// Writer. Per batch of pipelined commands: one read(2), one write(2).
 //
 // Cost: one goroutine and a 4–32 KiB read buffer per idle connection
-// (larger read buffers are dropped after their command); reply buffers
+// (larger read buffers are dropped after their batch); reply buffers
 // grow to the largest reply batch seen. One housekeeping goroutine per
 // server (clients.go) wakes every 250 ms.
 package server
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -699,9 +700,7 @@ type client struct {
 	rec    Recorder      // nil without an Observer
 	clock  time.Duration // monotonic time (since s.start) of the last command's end
 	nc     net.Conn
-	g      *guard
-	br     *bufio.Reader // between g and rd: kept when rd is replaced
-	rd     *redcon.Reader
+	in     resp.Parser // requests (read.go); arguments alias its buffer
 	wr     *redcon.Writer
 	reply  resp.Reply
 	conn   command.Conn
@@ -718,7 +717,7 @@ type client struct {
 	gated bool
 	tx    txState // MULTI/EXEC/WATCH (tx.go)
 
-	// Housekeeping (clients.go). bufCap is rd's buffer capacity at the
+	// Housekeeping (clients.go). bufCap is in's buffer capacity at the
 	// last read (this goroutine only); held is what the connection counts
 	// in the input-buffer total; last is the coarse clock at its last
 	// interaction; poked (under pokeMu) marks the reaper's read deadline.
@@ -740,15 +739,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		Addr:   nc.RemoteAddr().String(),
 	}
 	c.conn.Tx = c
-	c.g = &guard{r: nc, lim: &s.lim, in: &s.stats.in, c: c}
-	if !c.conn.Authed {
-		c.g.authed = &c.conn.Authed
-	}
-	// redcon's NewReader uses a *bufio.Reader of 4 KiB or more as it is,
-	// so c.br outlives a replaced Reader (shrinkBuffer).
-	c.br = bufio.NewReaderSize(c.g, 4096)
-	c.rd = redcon.NewReader(c.br)
-	c.bufCap = readBufCap(c.rd)
+	c.in.Scrub = scrubInput
 	c.last.Store(s.now())
 	c.wr = redcon.NewWriter(countingWriter{w: nc, out: &s.stats.out})
 	c.reply = resp.Reply{W: c.wr, Proto: 2}
@@ -778,11 +769,10 @@ func (c *client) serve() {
 		}
 	}()
 	for {
-		cmds, err := c.rd.ReadCommands()
-		if err != nil {
-			c.readError(err)
-			return
+		if c.read() != nil {
+			return // EOF, reset, deadline (Shutdown, idle timeout)
 		}
+		c.in.Limits = c.s.lim.load()
 		var maxSeq uint64
 		c.unlogged = false
 		n := 0
@@ -792,22 +782,29 @@ func (c *client) serve() {
 		}
 		total := 0
 		flushed := c.reply.BulkBytes
-		for i := range cmds {
-			c.exec(cmds[i].Args)
-			n++
-			total++
-			maxSeq = max(maxSeq, c.ctx.Seq)
-			if c.conn.Close {
-				break // QUIT: the rest of the pipeline is discarded
+		var perr error
+		for {
+			c.in.Limits.Unauth = !c.conn.Authed // AUTH lifts them for the next command
+			args, err := c.in.Next()
+			if args == nil {
+				perr = err
+				break
 			}
 			// A pipeline of large replies (GET of big strings) is sent in
 			// parts instead of being held whole in memory.
-			if c.reply.BulkBytes-flushed > replyFlushBytes && i+1 < len(cmds) {
+			if c.reply.BulkBytes-flushed > replyFlushBytes {
 				if !c.settle(n, maxSeq) {
 					return
 				}
 				n, maxSeq, flushed = 0, 0, c.reply.BulkBytes
 				c.unlogged = false
+			}
+			c.exec(args)
+			n++
+			total++
+			maxSeq = max(maxSeq, c.ctx.Seq)
+			if c.conn.Close {
+				break // QUIT: the rest of the pipeline is discarded
 			}
 		}
 		c.s.stats.cmds.Add(uint64(total))
@@ -819,6 +816,10 @@ func (c *client) serve() {
 			return // an HTTP request: no reply, close (crossProtocol)
 		}
 		if !c.settle(n, maxSeq) || c.conn.Close || c.s.closing.Load() {
+			return
+		}
+		if perr != nil {
+			c.readError(perr)
 			return
 		}
 		c.touch()
@@ -887,13 +888,9 @@ func durabilityError(err error) string {
 	return durabilityErr
 }
 
-// readError answers protocol errors (Redis replies then closes) and
-// ignores I/O errors.
+// readError answers a protocol error as Redis does (the reply, then the
+// connection is closed by the caller).
 func (c *client) readError(err error) {
-	var pe protoError
-	if !errors.As(err, &pe) && !strings.HasPrefix(err.Error(), "Protocol error: ") {
-		return // EOF, reset, deadline (Shutdown)
-	}
 	c.s.log.Debug("protocol error; closing connection", "conn_id", c.conn.ID, "err", redactProtoError(err.Error()))
 	c.wr.WriteError("ERR " + err.Error())
 	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
