@@ -768,65 +768,73 @@ func (c *client) serve() {
 				"conn_id", c.conn.ID, "panic", describePanic(r), "stack", string(debug.Stack()))
 		}
 	}()
+	for c.batch() {
+	}
+}
+
+// batch reads once from the connection, runs every complete command the
+// read buffer then holds, waits for their writes' durability and writes
+// all their replies at once. It reports false when the connection is to
+// be closed.
+func (c *client) batch() bool {
+	if c.read() != nil {
+		return false // EOF, reset, deadline (Shutdown, idle timeout)
+	}
+	c.in.Limits = c.s.lim.load()
+	var maxSeq uint64
+	c.unlogged = false
+	n := 0
+	errs := c.reply.Errors
+	if c.rec != nil {
+		c.clock = time.Since(c.s.start)
+	}
+	total := 0
+	flushed := c.reply.BulkBytes
+	var perr error
 	for {
-		if c.read() != nil {
-			return // EOF, reset, deadline (Shutdown, idle timeout)
+		c.in.Limits.Unauth = !c.conn.Authed // AUTH lifts them for the next command
+		args, err := c.in.Next()
+		if args == nil {
+			perr = err
+			break
 		}
-		c.in.Limits = c.s.lim.load()
-		var maxSeq uint64
-		c.unlogged = false
-		n := 0
-		errs := c.reply.Errors
-		if c.rec != nil {
-			c.clock = time.Since(c.s.start)
-		}
-		total := 0
-		flushed := c.reply.BulkBytes
-		var perr error
-		for {
-			c.in.Limits.Unauth = !c.conn.Authed // AUTH lifts them for the next command
-			args, err := c.in.Next()
-			if args == nil {
-				perr = err
-				break
+		// A pipeline of large replies (GET of big strings) is sent in
+		// parts instead of being held whole in memory.
+		if c.reply.BulkBytes-flushed > replyFlushBytes {
+			if !c.settle(n, maxSeq) {
+				return false
 			}
-			// A pipeline of large replies (GET of big strings) is sent in
-			// parts instead of being held whole in memory.
-			if c.reply.BulkBytes-flushed > replyFlushBytes {
-				if !c.settle(n, maxSeq) {
-					return
-				}
-				n, maxSeq, flushed = 0, 0, c.reply.BulkBytes
-				c.unlogged = false
-			}
-			c.exec(args)
-			n++
-			total++
-			maxSeq = max(maxSeq, c.ctx.Seq)
-			if c.conn.Close {
-				break // QUIT: the rest of the pipeline is discarded
-			}
+			n, maxSeq, flushed = 0, 0, c.reply.BulkBytes
+			c.unlogged = false
 		}
-		c.s.stats.cmds.Add(uint64(total))
-		c.s.stats.errors.Add(c.reply.Errors - errs)
-		if c.rec != nil {
-			c.rec.Flush()
-		}
-		if c.abort {
-			return // an HTTP request: no reply, close (crossProtocol)
-		}
-		if !c.settle(n, maxSeq) || c.conn.Close || c.s.closing.Load() {
-			return
-		}
-		if perr != nil {
-			c.readError(perr)
-			return
-		}
-		c.touch()
-		if c.bufCap > countedBuf {
-			c.shrinkBuffer()
+		c.exec(args)
+		n++
+		total++
+		maxSeq = max(maxSeq, c.ctx.Seq)
+		if c.conn.Close {
+			break // QUIT: the rest of the pipeline is discarded
 		}
 	}
+	c.s.stats.cmds.Add(uint64(total))
+	c.s.stats.errors.Add(c.reply.Errors - errs)
+	if c.rec != nil {
+		c.rec.Flush()
+	}
+	if c.abort {
+		return false // an HTTP request: no reply, close (crossProtocol)
+	}
+	if !c.settle(n, maxSeq) || c.conn.Close || c.s.closing.Load() {
+		return false
+	}
+	if perr != nil {
+		c.readError(perr)
+		return false
+	}
+	c.touch()
+	if c.bufCap > countedBuf {
+		c.shrinkBuffer()
+	}
+	return true
 }
 
 // replyFlushBytes is how many bulk bytes of replies a pipelined batch may
