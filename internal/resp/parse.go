@@ -3,6 +3,8 @@ package resp
 import (
 	"bytes"
 	"io"
+
+	"github.com/probly/probly/internal/command/argparse"
 )
 
 // Request parsing.
@@ -223,7 +225,7 @@ func (p *Parser) header(at int, tooBig ProtocolError) (n int64, valid bool, next
 		return 0, false, 0, false, nil
 	}
 	p.seen = 0
-	n, valid = parseInt(p.buf[at+1 : cr])
+	n, valid = argparse.Int(p.buf[at+1 : cr])
 	return n, valid, cr + 2, true, nil
 }
 
@@ -241,51 +243,6 @@ func indexTerm(b []byte, term byte) int {
 		return -1
 	}
 	return i
-}
-
-// parseInt is Redis's string2ll: an optional '-', then "0" alone or a
-// digit 1-9 and digits, at most 20 characters, within int64.
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) >= 21 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-		if len(b) == 0 {
-			return 0, false
-		}
-	}
-	if b[0] < '1' || b[0] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if v > (1<<64-1)/10 {
-			return 0, false
-		}
-		v *= 10
-		if v > 1<<64-1-uint64(c-'0') {
-			return 0, false
-		}
-		v += uint64(c - '0')
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v-1) - 1, true
-	}
-	if v > 1<<63-1 {
-		return 0, false
-	}
-	return int64(v), true
 }
 
 // inline parses an inline command line at buf[r]: ok is false while its
@@ -342,47 +299,25 @@ func (p *Parser) split(line []byte) ([][]byte, bool) {
 		for done := false; !done; {
 			c := at(i)
 			switch {
-			case inq:
+			case inq || insq:
+				quote := byte('"')
+				if insq {
+					quote = '\''
+				}
 				switch {
-				case c == '\\' && at(i+1) == 'x' && isHex(at(i+2)) && isHex(at(i+3)):
+				case inq && c == '\\' && at(i+1) == 'x' && isHex(at(i+2)) && isHex(at(i+3)):
 					line[w] = unhex(at(i+2))<<4 | unhex(at(i+3))
 					w++
 					i += 3
-				case c == '\\' && at(i+1) != 0:
+				case inq && c == '\\' && at(i+1) != 0:
 					i++
-					e := line[i]
-					switch e {
-					case 'n':
-						e = '\n'
-					case 'r':
-						e = '\r'
-					case 't':
-						e = '\t'
-					case 'b':
-						e = '\b'
-					case 'a':
-						e = '\a'
-					}
-					line[w] = e
+					line[w] = unescape(line[i])
 					w++
-				case c == '"':
-					if next := at(i + 1); next != 0 && !isSpace(next) {
-						return nil, false
-					}
-					done = true
-				case c == 0:
-					return nil, false
-				default:
-					line[w] = c
-					w++
-				}
-			case insq:
-				switch {
-				case c == '\\' && at(i+1) == '\'':
+				case insq && c == '\\' && at(i+1) == '\'':
 					i++
 					line[w] = '\''
 					w++
-				case c == '\'':
+				case c == quote:
 					if next := at(i + 1); next != 0 && !isSpace(next) {
 						return nil, false
 					}
@@ -412,6 +347,23 @@ func (p *Parser) split(line []byte) ([][]byte, bool) {
 		}
 		p.args = append(p.args, line[start:w:w])
 	}
+}
+
+// unescape is the byte a backslash escape in double quotes stands for.
+func unescape(e byte) byte {
+	switch e {
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	case 'b':
+		return '\b'
+	case 'a':
+		return '\a'
+	}
+	return e
 }
 
 // isSpace is C's isspace in the C locale.

@@ -39,23 +39,29 @@ func (c *replayConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// pathClient returns a client over conn of a server with the generic, bf,
-// cf, pf and string commands, keys "bf" and "cf" reserved for 10M items,
-// "hll" a dense HyperLogLog and "s" a string.
-func pathClient(tb testing.TB, conn *replayConn) *client {
+// pathServer returns a server with the generic, bf, cf, pf and string
+// commands and no persistence.
+func pathServer(tb testing.TB) *Server {
 	tb.Helper()
 	cfg := config.New()
-	store := keyspace.New(&commandtest.Discard{})
 	table := command.NewTable()
-	generic.Register(table, cfg)
-	bf.Register(table, cfg)
-	cf.Register(table, cfg)
-	pf.Register(table, cfg)
-	str.Register(table, cfg)
-	s, err := New(Options{Store: store, Config: cfg, Table: table, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	for _, register := range []func(*command.Table, *config.Registry){generic.Register, bf.Register, cf.Register, pf.Register, str.Register} {
+		register(table, cfg)
+	}
+	s, err := New(Options{Store: keyspace.New(&commandtest.Discard{}), Config: cfg, Table: table,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return s
+}
+
+// pathClient returns a client over conn of a pathServer, with keys "bf"
+// and "cf" reserved for 10M items, "hll" a dense HyperLogLog and "s" a
+// string.
+func pathClient(tb testing.TB, conn *replayConn) *client {
+	tb.Helper()
+	s := pathServer(tb)
 	c := newClient(s, conn)
 	c.exec(commandtest.Argv("BF.RESERVE", "bf", "0.01", "10000000"))
 	c.exec(commandtest.Argv("CF.RESERVE", "cf", "10000000"))
@@ -164,6 +170,26 @@ func TestPathAllocs(t *testing.T) {
 			t.Errorf("%s: %.2f allocations per command, want ≤ %v", tc.name, allocs, want)
 		}
 		t.Logf("%s: %.2f allocations per command", tc.name, allocs)
+	}
+}
+
+// The buffer figures CLIENT LIST reports (qbuf, qbuf-free, argv-mem)
+// follow the parser: a partial command stays buffered, the last complete
+// command's arguments are counted.
+func TestQueryBufStats(t *testing.T) {
+	conn := &replayConn{}
+	c := pathClient(t, conn)
+	partial := "*2\r\n$4\r\nECHO\r\n$5\r\nab"
+	conn.req = []byte(cmd("ECHO", "hello") + partial)
+	if !c.batch() {
+		t.Fatal("batch ended the connection")
+	}
+	used, free := c.queryBuf()
+	if used != len(partial) || free != c.in.Cap()-len(conn.req) {
+		t.Fatalf("qbuf %d, qbuf-free %d; want %d, %d", used, free, len(partial), c.in.Cap()-len(conn.req))
+	}
+	if n := c.argvMem(); n != len("ECHO")+len("hello") {
+		t.Fatalf("argv-mem %d", n)
 	}
 }
 

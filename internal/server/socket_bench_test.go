@@ -3,41 +3,17 @@ package server
 import (
 	"bufio"
 	"context"
-	"io"
-	"log/slog"
 	"net"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/probly/probly/internal/command"
-	"github.com/probly/probly/internal/command/bf"
-	"github.com/probly/probly/internal/command/cf"
-	"github.com/probly/probly/internal/command/commandtest"
-	"github.com/probly/probly/internal/command/generic"
-	"github.com/probly/probly/internal/command/pf"
-	"github.com/probly/probly/internal/command/str"
-	"github.com/probly/probly/internal/config"
-	"github.com/probly/probly/internal/keyspace"
 )
 
 // BenchmarkSocket measures commands over a loopback TCP connection to a
 // served Server (the client's work included): batches of 1 and 16
-// pipelined commands, each with a new item; ns/op is per command. It uses
-// only the Server's public API, so the same file measures any revision.
+// pipelined commands, each with a new item; ns/op is per command.
 func BenchmarkSocket(b *testing.B) {
-	cfg := config.New()
-	store := keyspace.New(&commandtest.Discard{})
-	table := command.NewTable()
-	generic.Register(table, cfg)
-	bf.Register(table, cfg)
-	cf.Register(table, cfg)
-	pf.Register(table, cfg)
-	str.Register(table, cfg)
-	s, err := New(Options{Store: store, Config: cfg, Table: table, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := pathServer(b)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
