@@ -74,7 +74,9 @@ type Parser struct {
 	bulk  int   // length of the bulk being read; -1: its header is not read yet
 	query int64 // bytes declared so far by the current multibulk
 	offs  []int // start, end of each argument read so far (absolute)
-	args  [][]byte
+	// filled: the last read filled the buffer (see Fill).
+	filled bool
+	args   [][]byte
 }
 
 // Limits bound one request.
@@ -96,6 +98,9 @@ const (
 	maxMulti      = 1<<31 - 1 // INT_MAX
 	// InitialBuffer is the read buffer's starting (and Shrink's) size.
 	InitialBuffer = 4 << 10
+	// pipelineBuffer is the size up to which a buffer that reads fill
+	// grows (the server counts larger ones as client memory).
+	pipelineBuffer = 32 << 10
 )
 
 // ProtocolError is a request that breaks the protocol. Redis answers
@@ -386,24 +391,41 @@ func unhex(c byte) byte {
 }
 
 // Fill reads once from r into the buffer (one Read call), after moving
-// the unconsumed bytes to the front or doubling the buffer when no room
-// is left at its end. It invalidates the arguments Next returned. It
+// the unconsumed bytes to the front, or growing the buffer when little
+// room is left at its end (doubling, or to the end of a large bulk being
+// read), or when the last read filled it (doubling, up to 32 KiB). It invalidates the arguments Next returned. It
 // returns what r.Read returned.
 func (p *Parser) Fill(r io.Reader) (int, error) {
 	if p.buf == nil {
 		p.buf = make([]byte, InitialBuffer)
 	}
-	if p.r == p.w && p.multi == 0 {
+	switch free := len(p.buf) - p.w; {
+	case p.r == p.w && p.multi == 0 && !(p.filled && len(p.buf) < pipelineBuffer):
 		p.scrubRange(0, p.w)
 		p.r, p.w, p.seen = 0, 0, 0
-	} else if free := len(p.buf) - p.w; free < len(p.buf)/4 {
+	case p.filled && len(p.buf) < pipelineBuffer:
+		// The last read filled the buffer: more is probably waiting (a
+		// long pipeline); read it in larger pieces.
+		p.move(make([]byte, 2*len(p.buf)))
+	case free > 0 && p.multi > 0 && p.bulk >= 0 && p.pos+p.bulk+2 <= len(p.buf):
+		// The bulk being read ends within the buffer: read the rest.
+	case free < len(p.buf)/4:
 		if p.r > 0 && p.w-p.r <= len(p.buf)/2 {
 			p.move(p.buf)
-		} else {
-			p.move(make([]byte, 2*len(p.buf)))
+			break
 		}
+		size := 2 * len(p.buf)
+		if p.multi > 0 && p.bulk >= 0 {
+			// A large bulk: make room for the rest of it exactly, rather
+			// than doubling past it.
+			if need := p.pos + p.bulk + 2 - p.r; need > len(p.buf) && need < size {
+				size = need + InitialBuffer/8
+			}
+		}
+		p.move(make([]byte, size))
 	}
 	n, err := r.Read(p.buf[p.w:])
+	p.filled = n == len(p.buf)-p.w
 	p.w += n
 	return n, err
 }

@@ -251,3 +251,35 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A large bulk arriving in pieces ends in a buffer of about its size (not
+// the next doubling), and a long pipeline is read in growing pieces.
+func TestParseBufferGrowth(t *testing.T) {
+	big := cmd("SET", "k", strings.Repeat("v", 1_000_000))
+	var p Parser
+	r := chunkReader{strings.NewReader(big), 65536}
+	for {
+		if _, err := p.Fill(r); err != nil {
+			t.Fatal(err)
+		}
+		args, err := p.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args != nil {
+			break
+		}
+	}
+	if p.Cap() > len(big)+InitialBuffer {
+		t.Fatalf("buffer of %d bytes for a %d-byte command", p.Cap(), len(big))
+	}
+	pipe := strings.Repeat(cmd("PING"), 10000)
+	cr := &countingReader{r: strings.NewReader(pipe)}
+	got, err := parseAll(t, cr, Limits{})
+	if err != nil || len(got) != 10000 {
+		t.Fatal(len(got), err)
+	}
+	if max := len(pipe)/pipelineBuffer + 8; cr.calls > max {
+		t.Fatalf("%d reads for a %d-byte pipeline", cr.calls, len(pipe))
+	}
+}
