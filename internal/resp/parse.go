@@ -212,6 +212,21 @@ func (p *Parser) header(at int, tooBig ProtocolError) (n int64, valid bool, next
 	if at >= p.w {
 		return 0, false, 0, false, nil
 	}
+	// Fast path: digits (after an optional '-') up to a '\r' that is
+	// followed by one more byte, so the first terminator and no NUL.
+	if p.seen == 0 {
+		j := at + 1
+		if j < p.w && p.buf[j] == '-' {
+			j++
+		}
+		for j < p.w && j-at <= 21 && p.buf[j]-'0' <= 9 {
+			j++
+		}
+		if j+1 < p.w && p.buf[j] == '\r' {
+			n, valid = argparse.Int(p.buf[at+1 : j])
+			return n, valid, j + 2, true, nil
+		}
+	}
 	from := max(at+1, p.seen)
 	cr := indexTerm(p.buf[from:p.w], '\r')
 	if cr < 0 || p.buf[from+cr] == 0 {

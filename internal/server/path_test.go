@@ -39,6 +39,12 @@ func (c *replayConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// noScrub turns the tests' input scrubbing off for a benchmark.
+func noScrub(b *testing.B) {
+	scrubInput = false
+	b.Cleanup(func() { scrubInput = true })
+}
+
 // pathServer returns a server with the generic, bf, cf, pf and string
 // commands and no persistence.
 func pathServer(tb testing.TB) *Server {
@@ -197,6 +203,7 @@ func TestQueryBufStats(t *testing.T) {
 // parse, dispatch, reply, write; without a socket) in batches of 1 and 16
 // pipelined commands; ns/op is per command.
 func BenchmarkPath(b *testing.B) {
+	noScrub(b)
 	for _, p := range []int{1, 16} {
 		for _, tc := range pathCases {
 			b.Run(tc.name+"/P"+itoa(p), func(b *testing.B) {
