@@ -339,4 +339,4 @@ func (r *raw) expectClosed() {
 
 // Server tests run with scrubbed input buffers: a handler or a queue that
 // kept arguments past its command would read overwritten bytes.
-func init() { scrubInput = true }
+func init() { ScrubInput = true }

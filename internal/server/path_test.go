@@ -41,8 +41,8 @@ func (c *replayConn) Write(p []byte) (int, error) {
 
 // noScrub turns the tests' input scrubbing off for a benchmark.
 func noScrub(b *testing.B) {
-	scrubInput = false
-	b.Cleanup(func() { scrubInput = true })
+	ScrubInput = false
+	b.Cleanup(func() { ScrubInput = true })
 }
 
 // pathServer returns a server with the generic, bf, cf, pf and string

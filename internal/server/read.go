@@ -17,12 +17,13 @@ import (
 // them: the transaction queue (tx.go), the key space (map keys are Go
 // strings, values are copied by their constructors), the AOF (records are
 // encoded into its buffer during Append), WATCH (keys as strings).
-// Server tests run with scrubInput set, so anything that kept arguments
-// would read overwritten bytes.
+// The server's and the app's tests run with ScrubInput set, so anything
+// that kept arguments would read overwritten bytes.
 
-// scrubInput makes every connection's parser overwrite consumed bytes
-// before reusing its buffer (set by the package's tests).
-var scrubInput = false
+// ScrubInput, for tests only, makes every connection's parser overwrite
+// consumed bytes before reusing its buffer (resp.Parser.Scrub). Set it
+// before connections are accepted; it costs a pass over every byte read.
+var ScrubInput = false
 
 // limits are read atomically once per batch, so CONFIG SET takes effect
 // on live connections at their next read.

@@ -739,7 +739,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		Addr:   nc.RemoteAddr().String(),
 	}
 	c.conn.Tx = c
-	c.in.Scrub = scrubInput
+	c.in.Scrub = ScrubInput
 	c.last.Store(s.now())
 	c.wr = redcon.NewWriter(countingWriter{w: nc, out: &s.stats.out})
 	c.reply = resp.Reply{W: c.wr, Proto: 2}
