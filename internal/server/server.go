@@ -823,6 +823,11 @@ func (c *client) batch() bool {
 	if c.abort {
 		return false // an HTTP request: no reply, close (crossProtocol)
 	}
+	// A large read buffer is released before the replies go out, so a
+	// client that got its reply sees it gone from used_memory.
+	if c.bufCap > countedBuf && perr == nil {
+		c.shrinkBuffer()
+	}
 	if !c.settle(n, maxSeq) || c.conn.Close || c.s.closing.Load() {
 		return false
 	}
@@ -831,9 +836,6 @@ func (c *client) batch() bool {
 		return false
 	}
 	c.touch()
-	if c.bufCap > countedBuf {
-		c.shrinkBuffer()
-	}
 	return true
 }
 
