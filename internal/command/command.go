@@ -173,7 +173,11 @@ const (
 // Ctx is the per-call context handed to a handler. It is owned by the
 // connection goroutine for the duration of the call.
 type Ctx struct {
-	Args   [][]byte // Args[0] is the command name as the client sent it
+	// Args[0] is the command name as the client sent it. The arguments may
+	// alias the connection's read buffer (internal/resp.Parser): they are
+	// valid until the handler returns, and anything kept longer (a queue,
+	// a map key, a buffered record) must be copied.
+	Args   [][]byte
 	R      *resp.Reply
 	Store  *keyspace.Store
 	Config *config.Registry

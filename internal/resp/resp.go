@@ -1,7 +1,9 @@
-// Package resp writes RESP2 and RESP3 replies on top of tidwall/redcon's
-// Writer. Handlers write through Reply so the same code answers both
-// protocol versions: RESP3-only types (booleans, maps, null) degrade to their
-// RESP2 forms as Redis does.
+// Package resp is probly's side of the Redis protocol: Parser reads
+// requests (parse.go: bounded, incremental, Redis 7's framing and error
+// texts, arguments aliasing the read buffer), and Reply writes RESP2 and
+// RESP3 replies on top of tidwall/redcon's Writer. Handlers write through
+// Reply so the same code answers both protocol versions: RESP3-only types
+// (booleans, maps, null) degrade to their RESP2 forms as Redis does.
 package resp
 
 import (

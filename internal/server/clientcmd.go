@@ -157,9 +157,10 @@ func (c *client) line(cur [][]byte) string {
 	if flags == "" {
 		flags = "N"
 	}
-	argv := 0
-	for _, a := range cur {
-		argv += len(a)
+	argv, qbuf, qfree := 0, 0, 0
+	if cur != nil { // the parser's state is the asking goroutine's own
+		argv = c.argvMem()
+		qbuf, qfree = c.queryBuf()
 	}
 	held := c.held.Load()
 	age := int64(time.Since(c.ops.created) / time.Second)
@@ -176,7 +177,7 @@ func (c *client) line(cur [][]byte) string {
 	return "id=" + i64(c.conn.ID) + " addr=" + c.conn.Addr + " laddr=" + laddr + " fd=" + itoa(connFD(c.nc)) +
 		" name=" + name + " age=" + i64(age) + " idle=" + i64(max(idle, 0)) + " flags=" + flags +
 		" db=0 sub=0 psub=0 ssub=0 multi=" + itoa(multi) +
-		" qbuf=0 qbuf-free=0 argv-mem=" + itoa(argv) + " multi-mem=0 obl=0 oll=0 omem=0 tot-mem=" + i64(held+int64(argv)) +
+		" qbuf=" + itoa(qbuf) + " qbuf-free=" + itoa(qfree) + " argv-mem=" + itoa(argv) + " multi-mem=0 obl=0 oll=0 omem=0 tot-mem=" + i64(held+int64(argv)) +
 		" events=r cmd=" + cmd + " user=" + user + " redir=-1 resp=" + itoa(proto) +
 		" lib-name=" + libName + " lib-ver=" + libVer + "\n"
 }

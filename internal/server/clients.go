@@ -2,15 +2,12 @@ package server
 
 import (
 	"errors"
-	"reflect"
 	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/tidwall/redcon"
 
 	"github.com/probly/probly/internal/config"
 )
@@ -30,8 +27,8 @@ const (
 	// countedBuf: a connection's read buffer counts as input-buffer memory
 	// (used_memory, maxmemory-clients) once its capacity is above this,
 	// and is replaced by a fresh one at the next command boundary. Up to
-	// it, it is the fixed cost of a connection (redcon starts at 4 KiB and
-	// pipelining takes it to 8 KiB).
+	// it, it is the fixed cost of a connection (the parser starts at 4 KiB
+	// and pipelining may take it to 32 KiB).
 	countedBuf = 32 << 10
 	// Returning memory to the OS: read buffers of at least freeOSBuf
 	// count as released when dropped; once freeOSBytes of them have been
@@ -48,32 +45,10 @@ const (
 	attackLogInterval = time.Minute
 )
 
-// redconBufField is the index of redcon.Reader's read buffer field, whose
-// capacity is the connection's input-buffer size (-1: not found; then
-// nothing is counted and TestReadBufferCapacity fails).
-var redconBufField = func() int {
-	f, ok := reflect.TypeFor[redcon.Reader]().FieldByName("buf")
-	if !ok || f.Type != reflect.TypeFor[[]byte]() || len(f.Index) != 1 {
-		return -1
-	}
-	return f.Index[0]
-}()
-
-// readBufCap returns the capacity of rd's read buffer: redcon keeps the
-// largest buffer a request needed (it reslices, never shrinks), and holds
-// the whole request being received in it.
-func readBufCap(rd *redcon.Reader) int {
-	if redconBufField < 0 {
-		return 0
-	}
-	return reflect.ValueOf(rd).Elem().Field(redconBufField).Cap()
-}
-
-// observeBuffer is called by the guard before every network read, when
-// redcon has just grown its buffer if it needed to. It keeps the
-// connection's share of the input-buffer total current.
+// observeBuffer keeps the connection's share of the input-buffer total
+// current with its read buffer's size (called around every read).
 func (c *client) observeBuffer() {
-	n := readBufCap(c.rd)
+	n := c.in.Cap()
 	if n == c.bufCap {
 		return
 	}
@@ -115,20 +90,17 @@ func (c *client) setHeld(buf int64) {
 func (c *client) refreshHeld() { c.setHeld(c.bufHeld) }
 
 // shrinkBuffer replaces a read buffer that grew past countedBuf by a
-// fresh Reader once no request bytes are pending: the guard is at a
-// command boundary and its bufio.Reader holds nothing, so redcon has
-// received every byte read and parsed every complete command (it parses
-// all it holds before reading again). Called after a batch.
+// fresh small one when what it holds unconsumed fits (resp.Parser.Shrink).
+// Called after a batch.
 func (c *client) shrinkBuffer() {
-	if c.g.state != gStart || c.br.Buffered() != 0 {
+	old := c.in.Shrink()
+	if old == 0 {
 		return
 	}
-	if c.bufCap >= freeOSBuf {
-		c.s.released.Add(uint64(c.bufCap))
+	if old >= freeOSBuf {
+		c.s.released.Add(uint64(old))
 	}
-	c.rd = redcon.NewReader(c.br) // reuses c.br: nothing it holds is lost
-	c.bufCap = readBufCap(c.rd)
-	c.setHeld(0)
+	c.observeBuffer()
 }
 
 // closeBuffers gives back the connection's share of the input-buffer

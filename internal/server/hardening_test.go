@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -20,7 +19,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/tidwall/redcon"
 
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/str"
@@ -218,23 +216,6 @@ func TestUnauthenticatedPipeline(t *testing.T) {
 		if got := r.read(); got != w {
 			t.Fatalf("reply %d: %q, want %q", i, got, w)
 		}
-	}
-}
-
-// redcon's read buffer is found (input-buffer accounting depends on it).
-func TestReadBufferCapacity(t *testing.T) {
-	if redconBufField < 0 {
-		t.Fatal("redcon.Reader has no buf []byte field: input buffers are not counted")
-	}
-	rd := redcon.NewReader(bytes.NewReader([]byte(cmd("SET", "k", strings.Repeat("x", 100000)))))
-	if n := readBufCap(rd); n != 4096 {
-		t.Fatalf("new Reader: capacity %d", n)
-	}
-	if _, err := rd.ReadCommands(); err != nil {
-		t.Fatal(err)
-	}
-	if n := readBufCap(rd); n < 100000 {
-		t.Fatalf("after a 100 kB command: capacity %d", n)
 	}
 }
 

@@ -336,3 +336,7 @@ func (r *raw) expectClosed() {
 		r.t.Fatalf("unexpected bytes before close: %q", rest)
 	}
 }
+
+// Server tests run with scrubbed input buffers: a handler or a queue that
+// kept arguments past its command would read overwritten bytes.
+func init() { ScrubInput = true }

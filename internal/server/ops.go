@@ -100,7 +100,8 @@ func (s *Server) initOps() {
 // connection's goroutine: name is the registered name (UnknownCommand if
 // none), o the outcome, args the request (valid only until it returns),
 // d the time spent dispatching and running it, failed whether its reply
-// holds an error, mark the reply buffer's length before the command.
+// holds an error, mark the reply buffer's length before the command (-1
+// when it was not taken: reply mode on and neither EXEC nor CLIENT).
 //
 // It feeds INFO commandstats/errorstats, SLOWLOG, LATENCY, MONITOR and the
 // Observer (metrics): the one place a command's duration is used. The
@@ -125,7 +126,7 @@ func (c *client) finished(name string, o *command.Outcome, args [][]byte, d time
 		c.s.countError(c.reply.FirstErr, o.Err)
 	}
 	c.publish()
-	if c.ops.reply != replyOn {
+	if c.ops.reply != replyOn && mark >= 0 {
 		c.suppressReply(mark)
 	}
 }

@@ -64,18 +64,19 @@
 //     holds it exclusively, so a transaction never interleaves with
 //     another command.
 //
-// It does not use redcon.Server: redcon's connection loop would let the
-// parser's integer overflow on "$9223372036854775807" panic the process.
-// redcon's Reader and Writer are used behind a framing guard (guard.go).
+// Requests are parsed by internal/resp's Parser (read.go): bounded,
+// incremental, with Redis 7's framing and error texts; a command's
+// arguments alias the connection's read buffer and are valid until its
+// handler returns (command.Ctx.Args). Replies are written with redcon's
+// Writer. Per batch of pipelined commands: one read(2), one write(2).
 //
 // Cost: one goroutine and a 4–32 KiB read buffer per idle connection
-// (larger read buffers are dropped after their command); reply buffers
+// (larger read buffers are dropped after their batch); reply buffers
 // grow to the largest reply batch seen. One housekeeping goroutine per
 // server (clients.go) wakes every 250 ms.
 package server
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -717,9 +718,7 @@ type client struct {
 	userName string
 	clock    time.Duration // monotonic time (since s.start) of the last command's end
 	nc       net.Conn
-	g        *guard
-	br       *bufio.Reader // between g and rd: kept when rd is replaced
-	rd       *redcon.Reader
+	in       resp.Parser // requests (read.go); arguments alias its buffer
 	wr       *redcon.Writer
 	reply    resp.Reply
 	conn     command.Conn
@@ -737,7 +736,7 @@ type client struct {
 	tx    txState   // MULTI/EXEC/WATCH (tx.go)
 	ops   clientOps // what CLIENT LIST shows of it, MONITOR, CLIENT REPLY (ops.go)
 
-	// Housekeeping (clients.go). bufCap is rd's buffer capacity at the
+	// Housekeeping (clients.go). bufCap is in's buffer capacity at the
 	// last read (this goroutine only); held is what the connection counts
 	// in the input-buffer total; last is the coarse clock at its last
 	// interaction; poked (under pokeMu) marks the reaper's read deadline.
@@ -764,15 +763,7 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.ops.multi.Store(-1)
 	c.ops.proto.Store(2)
 	c.ops.multiN, c.ops.protoN = -1, 2
-	c.g = &guard{r: nc, lim: &s.lim, in: &s.stats.in, c: c}
-	if !c.conn.Authed {
-		c.g.authed = &c.conn.Authed
-	}
-	// redcon's NewReader uses a *bufio.Reader of 4 KiB or more as it is,
-	// so c.br outlives a replaced Reader (shrinkBuffer).
-	c.br = bufio.NewReaderSize(c.g, 4096)
-	c.rd = redcon.NewReader(c.br)
-	c.bufCap = readBufCap(c.rd)
+	c.in.Scrub = ScrubInput
 	c.last.Store(s.now())
 	c.wr = redcon.NewWriter(countingWriter{w: nc, out: &s.stats.out})
 	c.reply = resp.Reply{W: c.wr, Proto: 2}
@@ -802,55 +793,75 @@ func (c *client) serve() {
 				"conn_id", c.conn.ID, "panic", describePanic(r), "stack", string(debug.Stack()))
 		}
 	}()
+	for c.batch() {
+	}
+}
+
+// batch reads once from the connection, runs every complete command the
+// read buffer then holds, waits for their writes' durability and writes
+// all their replies at once. It reports false when the connection is to
+// be closed.
+func (c *client) batch() bool {
+	if c.read() != nil {
+		return false // EOF, reset, deadline (Shutdown, idle timeout)
+	}
+	c.in.Limits = c.s.lim.load()
+	var maxSeq uint64
+	c.unlogged = false
+	n := 0
+	errs := c.reply.Errors
+	c.clock = time.Since(c.s.start) // every command is timed (client.finished)
+	total := 0
+	flushed := c.reply.BulkBytes
+	var perr error
 	for {
-		cmds, err := c.rd.ReadCommands()
-		if err != nil {
-			c.readError(err)
-			return
+		c.in.Limits.Unauth = !c.conn.Authed // AUTH lifts them for the next command
+		args, err := c.in.Next()
+		if args == nil {
+			perr = err
+			break
 		}
-		var maxSeq uint64
-		c.unlogged = false
-		n := 0
-		errs := c.reply.Errors
-		c.clock = time.Since(c.s.start)
-		total := 0
-		flushed := c.reply.BulkBytes
-		for i := range cmds {
-			c.exec(cmds[i].Args)
-			n++
-			total++
-			maxSeq = max(maxSeq, c.ctx.Seq)
-			if c.conn.Close {
-				break // QUIT: the rest of the pipeline is discarded
+		// A pipeline of large replies (GET of big strings) is sent in
+		// parts instead of being held whole in memory.
+		if c.reply.BulkBytes-flushed > replyFlushBytes {
+			if !c.settle(n, maxSeq) {
+				return false
 			}
-			// A pipeline of large replies (GET of big strings) is sent in
-			// parts instead of being held whole in memory.
-			if c.reply.BulkBytes-flushed > replyFlushBytes && i+1 < len(cmds) {
-				if !c.settle(n, maxSeq) {
-					return
-				}
-				n, maxSeq, flushed = 0, 0, c.reply.BulkBytes
-				c.unlogged = false
-			}
+			n, maxSeq, flushed = 0, 0, c.reply.BulkBytes
+			c.unlogged = false
 		}
-		c.s.stats.cmds.Add(uint64(total))
-		c.s.stats.batches.Add(1)
-		c.s.stats.errors.Add(c.reply.Errors - errs)
-		c.flushOps()
-		if c.rec != nil {
-			c.rec.Flush()
-		}
-		if c.abort {
-			return // an HTTP request: no reply, close (crossProtocol)
-		}
-		if !c.settle(n, maxSeq) || c.conn.Close || c.s.closing.Load() {
-			return
-		}
-		c.touch()
-		if c.bufCap > countedBuf {
-			c.shrinkBuffer()
+		c.exec(args)
+		n++
+		total++
+		maxSeq = max(maxSeq, c.ctx.Seq)
+		if c.conn.Close {
+			break // QUIT: the rest of the pipeline is discarded
 		}
 	}
+	c.s.stats.cmds.Add(uint64(total))
+	c.s.stats.batches.Add(1)
+	c.s.stats.errors.Add(c.reply.Errors - errs)
+	c.flushOps()
+	if c.rec != nil {
+		c.rec.Flush()
+	}
+	if c.abort {
+		return false // an HTTP request: no reply, close (crossProtocol)
+	}
+	// A large read buffer is released before the replies go out, so a
+	// client that got its reply sees it gone from used_memory.
+	if c.bufCap > countedBuf && perr == nil {
+		c.shrinkBuffer()
+	}
+	if !c.settle(n, maxSeq) || c.conn.Close || c.s.closing.Load() {
+		return false
+	}
+	if perr != nil {
+		c.readError(perr)
+		return false
+	}
+	c.touch()
+	return true
 }
 
 // replyFlushBytes is how many bulk bytes of replies a pipelined batch may
@@ -912,13 +923,9 @@ func durabilityError(err error) string {
 	return durabilityErr
 }
 
-// readError answers protocol errors (Redis replies then closes) and
-// ignores I/O errors.
+// readError answers a protocol error as Redis does (the reply, then the
+// connection is closed by the caller).
 func (c *client) readError(err error) {
-	var pe protoError
-	if !errors.As(err, &pe) && !strings.HasPrefix(err.Error(), "Protocol error: ") {
-		return // EOF, reset, deadline (Shutdown)
-	}
 	c.s.log.Debug("protocol error; closing connection", "conn_id", c.conn.ID, "err", redactProtoError(err.Error()))
 	c.wr.WriteError("ERR " + err.Error())
 	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
@@ -931,7 +938,13 @@ func (c *client) readError(err error) {
 // clock): a command's duration ends where the next one's starts.
 func (c *client) exec(args [][]byte) {
 	c.ctx.Seq = 0
-	errs, mark := c.reply.Errors, len(c.wr.Buffer())
+	errs, mark := c.reply.Errors, -1
+	if c.ops.reply != replyOn || isExec(args[0]) || isClient(args[0]) {
+		// finished needs the reply's start: to drop it (CLIENT REPLY
+		// OFF|SKIP, or the CLIENT REPLY command itself) or to read EXEC's
+		// own reply. redcon's Buffer copies, so only then.
+		mark = len(c.wr.Buffer())
+	}
 	name, o := c.dispatch(args)
 	now := time.Since(c.s.start)
 	c.finished(name, &o, args, now-c.clock, c.reply.Errors != errs, mark)

@@ -462,7 +462,8 @@ func TestPipelining(t *testing.T) {
 }
 
 // TestHostileInput sends malformed requests; each connection gets an
-// error or is closed, and the server keeps serving others.
+// error or is closed, and the server keeps serving others. (What Redis
+// skips or waits for is in TestRESPAgainstRedis.)
 func TestHostileInput(t *testing.T) {
 	e := start(t, nil)
 	probe := e.client(t, 2, "")
@@ -474,15 +475,12 @@ func TestHostileInput(t *testing.T) {
 		{"*1\r\n$9223372036854775806\r\nab", "-ERR Protocol error: invalid bulk length\r\n"},
 		{"*2\r\n$4\r\nECHO\r\n$-7\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
 		{"*2\r\n$4\r\nECHO\r\n$536870913\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
-		{"*-5\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
-		{"*0\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
 		{"*99999999999999999999\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
 		{"*2000000\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
 		{"*1x\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
-		{"*1\n", "-ERR Protocol error: invalid multibulk length\r\n"},
-		{"*2\r\n$4\r\nPING\r\nXX", "-ERR Protocol error: expected '$', got 'X'\r\n"},
-		{"*1\r\n$4\r\nPINGxx", "-ERR Protocol error: invalid bulk length\r\n"},
-		{"*1\r\n$" + strings.Repeat("0", 100) + "\r\n", "-ERR Protocol error: too big bulk count string\r\n"},
+		{"*2\r\n$4\r\nPING\r\nXX\r\n", "-ERR Protocol error: expected '$', got 'X'\r\n"},
+		{"*1\r\n$" + strings.Repeat("0", 100) + "\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+		{"*1\r\n$" + strings.Repeat("0", 70000), "-ERR Protocol error: too big bulk count string\r\n"},
 		{"PING \"unbalanced\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n"},
 		{big, ""},
 	}
@@ -506,7 +504,7 @@ func TestHostileInput(t *testing.T) {
 	// Garbage that parses as inline commands gets errors; the connection
 	// stays usable, as with Redis.
 	g := e.raw(t)
-	g.send("\x00\xff\xfe*$\r\n\r\n$$$\r\n")
+	g.send("\xff\xfe*$\r\n\r\n$$$\r\n")
 	if got := g.read(); !strings.HasPrefix(got, "-ERR unknown command '") {
 		t.Fatalf("garbage line 1 = %q", got)
 	}

@@ -139,6 +139,11 @@ func isExec(name []byte) bool {
 	return len(name) == 4 && name[0]|0x20 == 'e' && strings.EqualFold(string(name), "exec")
 }
 
+// isClient reports whether name is CLIENT, in any case.
+func isClient(name []byte) bool {
+	return len(name) == 6 && name[0]|0x20 == 'c' && strings.EqualFold(string(name), "client")
+}
+
 // endTx drops the queue and the watched keys and leaves MULTI.
 func (c *client) endTx() {
 	clear(c.tx.queue)

@@ -153,8 +153,11 @@ func (h *handlers) pfadd(c *command.Ctx) {
 			s.B = out
 			if ch {
 				changed = true
-				rec := make([][]byte, 0, len(c.Args))
-				rec = append(rec, recPFAdd)
+				// The record's vector lives on the stack up to 8 arguments
+				// (Log copies it), so a PFADD of a few elements allocates
+				// nothing.
+				var small [8][]byte
+				rec := append(small[:0], recPFAdd)
 				_ = tx.Log(append(rec, c.Args[1:]...)...) // error returned by Update
 			}
 			return ""
