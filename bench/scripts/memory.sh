@@ -5,7 +5,11 @@
 #   bench/scripts/memory.sh [SECONDS] > memory.csv     (summary on stderr)
 #
 # Both servers run at the same time (AOF appendfsync everysec, no
-# snapshots). Data:
+# snapshots and no automatic AOF rewrite: a rewrite while writes go on
+# copies each value written meanwhile, in probly by copy-on-write of the
+# value, in Redis by the fork's copy-on-write of its pages; that peak is
+# measured by the load test of docs/BENCHMARKS.md "Server under load").
+# Data:
 #   probly  BF.RESERVE bf 0.01 10000000 + 2M items (BF.MADD), CF.RESERVE cf
 #           10000000 + 2M items (CF.INSERT), 2,000 HyperLogLogs hll:%012d of
 #           1,000 items each
@@ -34,10 +38,10 @@ if [ -z "$BIN" ]; then
 	BIN=$TMP/bin/probly
 fi
 mkdir -p "$TMP/redis" "$TMP/probly"
-redis-server --port 17491 --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$TMP/redis" --daemonize no >"$TMP/redis.log" 2>&1 &
+redis-server --port 17491 --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --auto-aof-rewrite-percentage 0 --dir "$TMP/redis" --daemonize no >"$TMP/redis.log" 2>&1 &
 PIDS+=($!)
 RPID=$!
-"$BIN" serve --addr 127.0.0.1:17492 --dir "$TMP/probly" --metrics-addr off --save '' >"$TMP/probly.log" 2>&1 &
+"$BIN" serve --addr 127.0.0.1:17492 --dir "$TMP/probly" --metrics-addr off --save '' --auto-aof-rewrite-percentage 0 >"$TMP/probly.log" 2>&1 &
 PIDS+=($!)
 PPID2=$!
 wait_ping 17491 17492
@@ -80,6 +84,13 @@ redis-cli -p 17491 SETRANGE cf $((CFB - 1)) x >/dev/null
 echo "probly MEMORY USAGE bf $BFB cf $CFB" >&2
 sample redis "$RPID" 17491 loaded 0
 sample probly "$PPID2" 17492 loaded 0
+# 5 s idle between loading and the load test (the loading's transient
+# buffers are collected and returned meanwhile), sampled.
+for i in $(seq 20); do
+	sample redis "$RPID" 17491 settle "$(echo "$i * 0.25" | bc)"
+	sample probly "$PPID2" 17492 settle "$(echo "$i * 0.25" | bc)"
+	sleep 0.25
+done
 
 # load NAME PID PORT "R CMD"...: one redis-benchmark process of 50 clients
 # per command (random ints below R) for SECS seconds, sampled every 250 ms.
@@ -118,13 +129,16 @@ for s in ('probly', 'redis'):
     r = [x for x in rows if x['server'] == s]
     e = next(x for x in r if x['phase'] == 'empty')
     l = next(x for x in r if x['phase'] == 'loaded')
+    se = [x for x in r if x['phase'] == 'settle'][-1]
     under = [x for x in r if x['phase'] in ('load', 'after')]
     ratio = [int(x['rss_bytes']) / int(x['used_memory']) for x in under]
     peak = max(int(x['rss_bytes']) for x in under)
     g[s] = peak - int(e['rss_bytes'])
     print(f"{s}: empty RSS {int(e['rss_bytes'])/M:.1f} MiB used {int(e['used_memory'])/M:.1f} MiB; "
           f"loaded RSS {int(l['rss_bytes'])/M:.1f} MiB used {int(l['used_memory'])/M:.1f} MiB "
-          f"(RSS/used {int(l['rss_bytes'])/int(l['used_memory']):.2f}); under load RSS/used max {max(ratio):.2f} "
-          f"min {min(ratio):.2f} over {len(ratio)} samples; RSS peak {peak/M:.1f} MiB; growth {g[s]/M:.1f} MiB")
+          f"(RSS/used {int(l['rss_bytes'])/int(l['used_memory']):.2f}); 5 s later RSS {int(se['rss_bytes'])/M:.1f} MiB "
+          f"(RSS/used {int(se['rss_bytes'])/int(se['used_memory']):.2f}); under load RSS/used max {max(ratio):.2f} "
+          f"min {min(ratio):.2f} over {len(ratio)} samples; RSS peak {peak/M:.1f} MiB; growth {g[s]/M:.1f} MiB; "
+          f"(RSS peak - empty RSS) / used {g[s]/int(l['used_memory']):.2f}")
 print(f"RSS growth probly / redis: {g['probly']/g['redis']:.2f}")
 PY

@@ -92,16 +92,16 @@ func readLimit(path string) uint64 {
 // runtime a soft memory limit (debug.SetMemoryLimit) that follows the
 // data: every tuneEvery it sets
 //
-//	limit = data + data/4 + nonHeap + tuneSlack, data = max(used_memory, live heap)
+//	limit = data + data/8 + nonHeap + tuneSlack, data = max(used_memory, live heap)
 //
 // capped at GoMemoryLimit, where live heap is the heap marked live by the
 // last collection and nonHeap the runtime's own memory outside the heap
 // (stacks, GC metadata). Below the limit the collector behaves as with
 // GOGC; near it, it collects earlier and returns freed pages to the OS at
-// once. The limit is never below the live heap plus a quarter (data ≥ live
-// heap), so the collector cannot be driven into collecting continuously
-// by its own limit: a quarter of headroom costs about one collection per
-// data/4 bytes allocated, and the large payloads (bit arrays, bucket
+// once. The limit is never below the live heap plus an eighth and
+// tuneSlack (data ≥ live heap), so the collector cannot be driven into
+// collecting continuously by its own limit: the headroom costs about one
+// collection per data/8 + tuneSlack bytes allocated, and the large payloads (bit arrays, bucket
 // tables, registers) hold no pointers, so marking them is cheap.
 //
 // It runs only when GOMEMLIMIT is not set (an operator's GOMEMLIMIT wins),
@@ -109,7 +109,7 @@ func readLimit(path string) uint64 {
 // process: their used_memory is summed).
 const (
 	tuneEvery = 100 * time.Millisecond
-	tuneSlack = 8 << 20
+	tuneSlack = 4 << 20
 )
 
 // tunedLimit is the memory limit for used bytes of data, a live heap of
@@ -117,7 +117,7 @@ const (
 // at hardCap (0 = no cap).
 func tunedLimit(used, live, nonHeap, hardCap uint64) uint64 {
 	data := max(used, live)
-	l := data + data/4 + nonHeap + tuneSlack
+	l := data + data/8 + nonHeap + tuneSlack
 	if hardCap > 0 && l > hardCap {
 		l = hardCap
 	}

@@ -13,10 +13,10 @@ func TestTunedLimit(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct{ used, live, nonHeap, hardCap, want uint64 }{
 		// The data is used_memory when the live heap is smaller.
-		{used: 100 * mib, live: 40 * mib, nonHeap: 2 * mib, want: 125*mib + 2*mib + tuneSlack},
+		{used: 100 * mib, live: 40 * mib, nonHeap: 2 * mib, want: 112*mib + 512<<10 + 2*mib + tuneSlack},
 		// A live heap above used_memory (buffers, snapshot copies) raises
-		// the limit: never below live + a quarter.
-		{used: 10 * mib, live: 80 * mib, nonHeap: 0, want: 100*mib + tuneSlack},
+		// the limit: never below live + an eighth.
+		{used: 10 * mib, live: 80 * mib, nonHeap: 0, want: 90*mib + tuneSlack},
 		// Capped.
 		{used: 1000 * mib, live: 0, nonHeap: 0, hardCap: 512 * mib, want: 512 * mib},
 		// Empty.
@@ -29,7 +29,7 @@ func TestTunedLimit(t *testing.T) {
 }
 
 // TestMemoryTuner: while a store is registered the runtime's limit
-// follows its used_memory (at least used + a quarter, and far below the
+// follows its used_memory (at least used + an eighth, and far below the
 // previous limit for a small store); when the last store goes, the limit
 // found at the start is restored.
 func TestMemoryTuner(t *testing.T) {
@@ -41,7 +41,7 @@ func TestMemoryTuner(t *testing.T) {
 	stop := startMemoryTuner(s)
 	if !testutil.Eventually(t, 5*time.Second, func() bool {
 		l := debug.SetMemoryLimit(-1)
-		return l >= int64(s.Used()+s.Used()/4) && l < 1<<39
+		return l >= int64(s.Used()+s.Used()/8) && l < 1<<39
 	}) {
 		t.Fatalf("limit %d with used_memory %d", debug.SetMemoryLimit(-1), s.Used())
 	}
