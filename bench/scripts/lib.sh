@@ -58,3 +58,15 @@ bench_three_servers() {
 	PIDS+=($!)
 	wait_ping "$RPORT" "$PPORT" "$APORT"
 }
+
+# ports_free PORT...: exits 1 if a server already listens on a port (a
+# benchmark must not measure somebody else's server).
+ports_free() {
+	local port
+	for port in "$@"; do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "port $port is taken: stop that server or pick other ports" >&2
+			exit 1
+		fi
+	done
+}

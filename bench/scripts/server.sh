@@ -1,126 +1,109 @@
 #!/usr/bin/env bash
-# Server benchmark: probly BF.ADD / BF.EXISTS / CF.ADD / PFADD / CMS.INCRBY against
-# redis-server PFADD, with redis-benchmark, 50 clients, pipeline 1 and 16,
-# all in one run with the servers up at the same time and the tests
-# interleaved round by round.
+# Server benchmark (issue 18): probly against Debian's redis-server, with
+# redis-benchmark (50 clients, random keys in 1M), in one run with every
+# server up at the same time and the tests interleaved round by round.
 #
-#   bench/scripts/server.sh [ROUNDS] > server.csv
+#   bench/scripts/server.sh [ROUNDS] > server.csv      (summary on stderr)
 #
-# Needs redis-server and redis-benchmark (Debian: apt-get install redis-server)
-# and Go. Prints one CSV line per measurement:
-#   round,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms
-# Servers (ports 16390-16393):
-#   redis        redis-server --save '' --appendonly no       (no persistence)
-#   redis-aof    redis-server --save '' --appendonly yes --appendfsync everysec
-#                (like for like with probly's default: the target's reference)
-#   probly       probly serve (default: AOF, appendfsync everysec), built
-#                from this tree
-#   probly-base  only if PROBLY_BASE=/path/to/probly is set: another probly
-#                binary (for example the previous commit), same flags
-# Both probly instances get --save '' (no automatic snapshots, as the
-# redis-servers) and --metrics-addr off (no HTTP listener; the metrics
-# themselves are still recorded), when the binary has those flags.
-# Before the tests: BF.RESERVE bf 0.01 10000000 (no link growth), and every
-# CF.ADD test uses a fresh key reserved with CF.RESERVE cf-R-P 4000000;
-# CMS.INCRBY increments random items by 1 in CMS.INITBYPROB cms 0.001 0.01
-# (2000 × 7).
+# Needs redis-server, redis-benchmark, taskset (util-linux) and Go.
+# Servers:
+#   redis        redis-server --save '' --appendonly yes --appendfsync everysec
+#                (like for like with probly's default AOF; port 17391)
+#   probly       probly serve, built from this tree, default GOMAXPROCS
+#                (the machine's CPUs), --save '' --metrics-addr off (17392)
+#   probly-gmp1  the same binary with GOMAXPROCS=1 (17393; unpinned only)
+# Placements, switched for the running servers with taskset -a -p:
+#   pinned       every server on CPU 1, redis-benchmark on CPU 0
+#   unpinned     servers and client free on every CPU
+# Commands: PING, SET, GET, PFADD on both (probly ÷ redis for the same
+# command) and BF.ADD, BF.EXISTS, CF.ADD, CF.EXISTS on probly (÷ redis's
+# PFADD: RedisBloom is not loaded), at pipeline 1 and 16.
+# CSV columns:
+#   round,placement,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms
+# Before the tests: BF.RESERVE bf 0.01 10000000 and CF.RESERVE cf 4000000
+# filled with 1M items (for CF.EXISTS); every CF.ADD test uses a fresh
+# key reserved with CF.RESERVE … 4000000 (duplicates would fill buckets).
+# PROBLY=/path/to/probly benchmarks another binary instead of building.
 set -euo pipefail
 ROUNDS=${1:-3}
-N1=${N1:-200000}   # requests per test at -P 1
-N16=${N16:-1000000} # requests per test at -P 16
+N1=${N1:-100000}   # requests per test at -P 1
+N16=${N16:-500000} # requests per test at -P 16
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/bench/scripts/lib.sh"
+ports_free 17391 17392 17393
 bench_tmp probly-srvbench
 
-(cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
-
-mkdir -p "$TMP/redis" "$TMP/redis-aof" "$TMP/probly" "$TMP/probly-base"
-# probly flags: no automatic snapshots and no metrics listener, when the
-# binary has those flags.
-extra() {
-	local help
-	help=$("$1" serve --help 2>&1)
-	EXTRA=()
-	if grep -q -- '--metrics-addr' <<<"$help"; then EXTRA+=(--metrics-addr off); fi
-	if grep -q -- '--save' <<<"$help"; then EXTRA+=(--save ''); fi
-}
-redis-server --port 16390 --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP/redis" --daemonize no >"$TMP/redis.log" 2>&1 &
-PIDS+=($!)
-redis-server --port 16391 --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$TMP/redis-aof" --daemonize no >"$TMP/redis-aof.log" 2>&1 &
-PIDS+=($!)
-extra "$TMP/bin/probly"
-"$TMP/bin/probly" serve --addr 127.0.0.1:16392 --dir "$TMP/probly" "${EXTRA[@]}" >"$TMP/probly.log" 2>&1 &
-PIDS+=($!)
-PORTS=(16390 16391 16392)
-PROBLYS=(probly:16392)
-if [ -n "${PROBLY_BASE:-}" ]; then
-	extra "$PROBLY_BASE"
-	"$PROBLY_BASE" serve --addr 127.0.0.1:16393 --dir "$TMP/probly-base" "${EXTRA[@]}" >"$TMP/probly-base.log" 2>&1 &
-	PIDS+=($!)
-	PORTS+=(16393)
-	PROBLYS+=(probly-base:16393)
+BIN=${PROBLY:-}
+if [ -z "$BIN" ]; then
+	(cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
+	BIN=$TMP/bin/probly
 fi
-wait_ping "${PORTS[@]}"
-for sp in "${PROBLYS[@]}"; do
-	redis-cli -p "${sp#*:}" BF.RESERVE bf 0.01 10000000 >/dev/null
-	redis-cli -p "${sp#*:}" CMS.INITBYPROB cms 0.001 0.01 >/dev/null 2>&1 || true
+mkdir -p "$TMP/redis" "$TMP/probly" "$TMP/probly-gmp1"
+redis-server --port 17391 --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$TMP/redis" --daemonize no >"$TMP/redis.log" 2>&1 &
+PIDS+=($!)
+RPID=$!
+"$BIN" serve --addr 127.0.0.1:17392 --dir "$TMP/probly" --metrics-addr off --save '' >"$TMP/probly.log" 2>&1 &
+PIDS+=($!)
+PPID2=$!
+GOMAXPROCS=1 "$BIN" serve --addr 127.0.0.1:17393 --dir "$TMP/probly-gmp1" --metrics-addr off --save '' >"$TMP/probly-gmp1.log" 2>&1 &
+PIDS+=($!)
+PPID1=$!
+wait_ping 17391 17392 17393
+for port in 17392 17393; do
+	redis-cli -p "$port" BF.RESERVE bf 0.01 10000000 >/dev/null
+	redis-cli -p "$port" CF.RESERVE cf 4000000 >/dev/null
+	redis-benchmark -p "$port" -c 50 -n 1000000 -P 16 -r 1000000 CF.ADDNX cf __rand_int__ >/dev/null
 done
 
-# run SERVER PORT PIPELINE N CMD...: bench_run, also kept for the summary.
-run() { bench_run "$@" | tee -a "$TMP/out.csv"; }
+# place pinned|unpinned: moves every thread of every server.
+place() {
+	local cpus=0-$(($(nproc) - 1)) p
+	[ "$1" = pinned ] && cpus=1
+	for p in "$RPID" "$PPID2" "$PPID1"; do taskset -a -p -c "$cpus" "$p" >/dev/null; done
+}
 
-echo "round,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms" | tee "$TMP/out.csv"
+# run SERVER PORT PIPELINE CMD...: one redis-benchmark test, as CSV rows
+# (bench_run), the client on CPU 0 when pinned.
+run() {
+	local n=$N1 client=()
+	[ "$3" = 16 ] && n=$N16
+	[ "$placement" = pinned ] && client=(taskset -c 0)
+	"${client[@]}" bash -c '. "$0"; round=$1; shift; bench_run "$@"' "$ROOT/bench/scripts/lib.sh" "$round" "$1" "$2" "$3" "$n" "${@:4}" |
+		sed "s/^$round,/$round,$placement,/" | tee -a "$TMP/out.csv"
+}
+
+echo "round,placement,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms" | tee "$TMP/out.csv"
 for round in $(seq "$ROUNDS"); do
-	for pipe in 1 16; do
-		n=$N1
-		[ "$pipe" = 16 ] && n=$N16
-		for sp in "${PROBLYS[@]}"; do
-			redis-cli -p "${sp#*:}" CF.RESERVE "cf-$round-$pipe" 4000000 >/dev/null
+	for placement in pinned unpinned; do
+		place "$placement"
+		probly=(probly:17392)
+		[ "$placement" = unpinned ] && probly+=(probly-gmp1:17393)
+		for pipe in 1 16; do
+			for sp in "${probly[@]}"; do
+				redis-cli -p "${sp#*:}" CF.RESERVE "cf-$round-$placement-$pipe" 4000000 >/dev/null
+			done
+			# redis and probly alternate command by command, so drifting
+			# load from elsewhere hits both sides.
+			for cmd in PING "SET key:__rand_int__ xxxxxxxxxxxxxxxx" "GET key:__rand_int__" "PFADD hll __rand_int__"; do
+				# shellcheck disable=SC2086
+				run redis 17391 "$pipe" $cmd
+				# shellcheck disable=SC2086
+				for sp in "${probly[@]}"; do run "${sp%:*}" "${sp#*:}" "$pipe" $cmd; done
+			done
+			for cmd in "BF.ADD bf __rand_int__" "BF.EXISTS bf __rand_int__" "CF.ADD cf-$round-$placement-$pipe __rand_int__" "CF.EXISTS cf __rand_int__"; do
+				# shellcheck disable=SC2086
+				for sp in "${probly[@]}"; do run "${sp%:*}" "${sp#*:}" "$pipe" $cmd; done
+				run redis 17391 "$pipe" PFADD hll __rand_int__
+			done
 		done
-		# Each probly test sits between two redis-aof runs or next to a
-		# redis run, so drifting load hits both sides.
-		run redis-aof 16391 "$pipe" "$n" PFADD hll __rand_int__
-		for sp in "${PROBLYS[@]}"; do run "${sp%:*}" "${sp#*:}" "$pipe" "$n" BF.ADD bf __rand_int__; done
-		run redis 16390 "$pipe" "$n" PFADD hll __rand_int__
-		for sp in "${PROBLYS[@]}"; do run "${sp%:*}" "${sp#*:}" "$pipe" "$n" BF.EXISTS bf __rand_int__; done
-		run redis-aof 16391 "$pipe" "$n" PFADD hll __rand_int__
-		for sp in "${PROBLYS[@]}"; do run "${sp%:*}" "${sp#*:}" "$pipe" "$n" CF.ADD "cf-$round-$pipe" __rand_int__; done
-		for sp in "${PROBLYS[@]}"; do run "${sp%:*}" "${sp#*:}" "$pipe" "$n" PFADD hll __rand_int__; done
-		run redis-aof 16391 "$pipe" "$n" PFADD hll __rand_int__
-		for sp in "${PROBLYS[@]}"; do run "${sp%:*}" "${sp#*:}" "$pipe" "$n" CMS.INCRBY cms __rand_int__ 1; done
-		run redis 16390 "$pipe" "$n" PFADD hll __rand_int__
 	done
 done
+place unpinned
 
-# Summary on stderr: per server and command, the median over the rounds of
-# rps, p50 and p99, and the ratio to redis-aof's (like for like) and redis's
-# PFADD, each round's rps divided by the median of that round's redis runs
-# at the same pipeline; median (min-max) over the rounds.
+# Summary on stderr (markdown): per placement, pipeline, server and
+# command, the median over the rounds of rps, p50 and p99, and the ratio
+# to redis (the same command, or PFADD for BF/CF), each round's rps over
+# the median of that round's redis runs of the reference command.
 if command -v python3 >/dev/null; then
-	python3 - "$TMP/out.csv" >&2 <<'PY'
-import csv, sys, statistics as st
-from collections import defaultdict
-rows = list(csv.DictReader(open(sys.argv[1])))
-d = defaultdict(list)
-for r in rows:
-    d[(r['round'], r['pipeline'], r['server'], r['command'])].append(
-        (float(r['rps']), float(r['p50_ms']), float(r['p99_ms'])))
-rounds = sorted({r['round'] for r in rows}, key=int)
-for p in sorted({r['pipeline'] for r in rows}, key=int):
-    print(f"-P {p}: server command, median rps, p50 ms, p99 ms, / redis-aof PFADD, / redis PFADD")
-    for s, c in sorted({(r['server'], r['command']) for r in rows}):
-        rps, p50, p99, ra, rn = [], [], [], [], []
-        for rd in rounds:
-            v = d.get((rd, p, s, c))
-            if not v:
-                continue
-            x = st.median(a for a, _, _ in v)
-            rps.append(x); p50 += [b for _, b, _ in v]; p99 += [e for _, _, e in v]
-            for ref, out in (('redis-aof', ra), ('redis', rn)):
-                w = d.get((rd, p, ref, 'PFADD'))
-                if w:
-                    out.append(x / st.median(a for a, _, _ in w))
-        f = lambda r: f"{st.median(r):.2f} ({min(r):.2f}-{max(r):.2f})" if r else "-"
-        print(f"  {s} {c}: {st.median(rps):.0f}, {st.median(p50):.3f}, {st.median(p99):.3f}, {f(ra)}, {f(rn)}")
-PY
+	python3 "$ROOT/bench/scripts/server_summary.py" "$TMP/out.csv" >&2
 fi

@@ -198,6 +198,7 @@ func Run(ctx context.Context, o Options) error {
 	table, cfg := Tables()
 	auto := registerPersistenceConfig(cfg, o)
 	store := keyspace.New(nil)
+	defer startMemoryTuner(store)() // memory.go: the limit follows the data
 	op, err := newOps(o, log, table, cfg, store)
 	if err != nil {
 		return err

@@ -97,7 +97,7 @@ type Store struct {
 	used atomic.Uint64
 	_    [56]byte
 	// cmd is the command gate (gate.go).
-	cmd sync.RWMutex
+	cmd [gateSlots]gateSlot
 	// Expiry (expire.go): the clock (nil: the wall clock), whether
 	// recovery is loading (nothing expires), the count of expired keys
 	// and the active-expiry cycle's next shard.

@@ -58,19 +58,18 @@ type recorder struct {
 	m     *Metrics
 	local map[string]*localStats
 	dirty []*localStats
+	// last and lastName cache the previous command's entry: a connection
+	// mostly repeats one command, and comparing the name (the same string
+	// the server passes each time) is cheaper than hashing it.
+	last     *localStats
+	lastName string
 }
 
 func (r *recorder) Command(name string, d time.Duration, failed bool) {
-	l := r.local[name]
-	if l == nil {
-		// The server names only registered commands (and "unknown"), so
-		// the table bounds this map.
-		shared := r.m.cmds[name]
-		if shared == nil {
-			shared = r.m.unknown
-		}
-		l = &localStats{shared: shared}
-		r.local[name] = l
+	l := r.last
+	if l == nil || name != r.lastName {
+		l = r.lookup(name)
+		r.last, r.lastName = l, name
 	}
 	if failed {
 		l.err++
@@ -86,6 +85,22 @@ func (r *recorder) Command(name string, d time.Duration, failed bool) {
 		l.dirty = true
 		r.dirty = append(r.dirty, l)
 	}
+}
+
+// lookup returns name's per-connection entry, creating it on first use.
+func (r *recorder) lookup(name string) *localStats {
+	l := r.local[name]
+	if l == nil {
+		// The server names only registered commands (and "unknown"), so
+		// the table bounds this map.
+		shared := r.m.cmds[name]
+		if shared == nil {
+			shared = r.m.unknown
+		}
+		l = &localStats{shared: shared}
+		r.local[name] = l
+	}
+	return l
 }
 
 func (r *recorder) Flush() {

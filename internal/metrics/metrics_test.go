@@ -381,3 +381,36 @@ func TestCheckName(t *testing.T) {
 		}
 	}
 }
+
+// TestRecorderAlternatingNames: the recorder's last-command cache counts
+// each name separately when commands alternate, across flushes.
+func TestRecorderAlternatingNames(t *testing.T) {
+	table := command.NewTable()
+	table.Add(&command.Spec{Name: "get", Arity: 2})
+	table.Add(&command.Spec{Name: "set", Arity: -3})
+	m := New(Options{Table: table})
+	r := m.Recorder()
+	for i := 0; i < 10; i++ {
+		r.Command("get", time.Microsecond, false)
+		if i%3 == 0 {
+			r.Command("set", time.Microsecond, true)
+		}
+		if i%4 == 0 {
+			r.Flush()
+		}
+	}
+	r.Command("nosuch", time.Microsecond, false)
+	r.Flush()
+	for _, c := range []struct {
+		name    string
+		ok, err uint64
+	}{{"get", 10, 0}, {"set", 0, 4}} {
+		s := m.cmds[c.name]
+		if s.ok.Load() != c.ok || s.err.Load() != c.err {
+			t.Errorf("%s: ok %d err %d, want %d %d", c.name, s.ok.Load(), s.err.Load(), c.ok, c.err)
+		}
+	}
+	if m.unknown.ok.Load() != 1 {
+		t.Errorf("unknown: ok %d, want 1", m.unknown.ok.Load())
+	}
+}

@@ -188,8 +188,12 @@ func (s *Server) infoMemory(b *infoBuf) {
 	maxmem := s.MaxMemory()
 	b.kv("used_memory", used)
 	b.kv("used_memory_human", humanBytes(used))
-	b.kv("used_memory_rss", ms.Sys)
-	b.kv("used_memory_rss_human", humanBytes(ms.Sys))
+	rss, ok := processRSS() // the resident set, as Redis; else what Go obtained from the OS
+	if !ok {
+		rss = ms.Sys
+	}
+	b.kv("used_memory_rss", rss)
+	b.kv("used_memory_rss_human", humanBytes(rss))
 	b.kv("used_memory_heap", ms.HeapAlloc)
 	b.kv("mem_clients_normal", s.ClientsMemory())
 	b.kv("maxmemory", maxmem)

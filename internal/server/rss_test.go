@@ -336,3 +336,21 @@ func TestClientEvictionRSS(t *testing.T) {
 		t.Logf("RSS %d MB after the flood (not asserted under the race detector, whose shadow memory stays)", now>>20)
 	}
 }
+
+// TestProcessRSS: the resident set grows by what a touched allocation
+// adds (within the kernel's accounting granularity) and INFO reports it.
+func TestProcessRSS(t *testing.T) {
+	before, ok := processRSS()
+	if !ok {
+		t.Skip("no /proc/self/statm")
+	}
+	buf := make([]byte, 64<<20)
+	for i := range buf {
+		buf[i] = 1
+	}
+	after, _ := processRSS()
+	if after < before+48<<20 {
+		t.Fatalf("RSS %d -> %d after touching 64 MiB", before, after)
+	}
+	_ = buf[len(buf)-1]
+}

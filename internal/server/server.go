@@ -1004,7 +1004,7 @@ func (c *client) run() command.Outcome {
 func (c *client) ungate() {
 	if c.gated {
 		c.gated = false
-		c.s.store.SharedDone()
+		c.s.store.SharedDoneAt(c.s.store.SharedSlot(uint64(c.conn.ID)))
 	}
 }
 
@@ -1020,7 +1020,7 @@ func (c *client) Admit(ctx *command.Ctx, spec *command.Spec) string {
 		return msg
 	}
 	if spec.Flags&command.FlagBlocking == 0 && spec != c.s.execSpec {
-		c.s.store.Shared()
+		c.s.store.SharedAt(c.s.store.SharedSlot(uint64(c.conn.ID)))
 		c.gated = true
 	}
 	return ""
