@@ -227,6 +227,16 @@ func entryMap(t *testing.T, e any) map[string]any {
 			t.Fatalf("ACL LOG entry without %s: %v", f, out)
 		}
 	}
+	// client-info is the whole CLIENT LIST line: redis-py's acl_log()
+	// parses it and fails on a missing field (qbuf, events, redir …).
+	info, _ := out["client-info"].(string)
+	for _, f := range []string{"id", "addr", "laddr", "fd", "name", "age", "idle", "flags", "db", "sub", "psub", "ssub",
+		"multi", "qbuf", "qbuf-free", "argv-mem", "multi-mem", "obl", "oll", "omem", "tot-mem", "events", "cmd",
+		"user", "redir", "resp"} {
+		if !strings.Contains(" "+info, " "+f+"=") {
+			t.Fatalf("ACL LOG client-info without %s=: %q", f, info)
+		}
+	}
 	return out
 }
 

@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -82,7 +81,7 @@ func (c *client) login(user, pass string) bool {
 	u, ok := c.s.acl.Authenticate(user, pass)
 	if !ok {
 		c.s.aclStats.auth.Add(1)
-		c.s.acl.Log.Add("auth", c.aclContext(), "AUTH", user, c.aclClientInfo("auth"), time.Now())
+		c.s.acl.Log.Add("auth", c.aclContext(), "AUTH", user, c.aclClientInfo([][]byte{[]byte("auth")}), time.Now())
 		// Not the user name: a client may have sent anything there.
 		c.s.log.Debug("ACL: authentication failed", "conn_id", c.conn.ID)
 		return false
@@ -131,7 +130,7 @@ func (c *client) aclDenied(spec *command.Spec, args [][]byte) string {
 	} else {
 		c.s.aclStats.command.Add(1)
 	}
-	c.s.acl.Log.Add(d.Reason(), c.aclContext(), object, u.Name(), c.aclClientInfo(spec.Name), time.Now())
+	c.s.acl.Log.Add(d.Reason(), c.aclContext(), object, u.Name(), c.aclClientInfo(args), time.Now())
 	c.s.log.Debug("ACL: command denied", "conn_id", c.conn.ID, "user", u.Name(), "command", spec.Name, "reason", d.Reason())
 	return acl.DenialMessage(d, u.Name(), spec)
 }
@@ -143,21 +142,11 @@ func (c *client) aclContext() string {
 	return "toplevel"
 }
 
-// aclClientInfo is the ACL LOG's client-info: CLIENT INFO's fields that
-// probly has.
-func (c *client) aclClientInfo(cmd string) string {
-	cn := &c.conn
-	user := cn.User
-	if user == "" {
-		user = "default"
-	}
-	flags, multi := "N", "-1"
-	if c.tx.multi {
-		flags, multi = "x", strconv.Itoa(len(c.tx.queue))
-	}
-	return "id=" + strconv.FormatInt(cn.ID, 10) + " addr=" + cn.Addr + " laddr=" + c.nc.LocalAddr().String() +
-		" name=" + cn.Name + " db=0 flags=" + flags + " multi=" + multi + " cmd=" + cmd + " user=" + user +
-		" resp=" + strconv.Itoa(cn.Proto)
+// aclClientInfo is the ACL LOG's client-info: the connection's CLIENT
+// LIST line (every field, as Redis; redis-py parses them all) for the
+// command args being refused.
+func (c *client) aclClientInfo(args [][]byte) string {
+	return strings.TrimSuffix(c.line(args), "\n")
 }
 
 // execACL re-checks each queued command when EXEC runs it, as Redis
