@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/probly/probly/internal/resp"
 )
 
 // ErrFile wraps every error of a configuration file: syntax, include,
@@ -155,76 +157,15 @@ func SplitLine(line string) ([]string, error) {
 	if line == "" || line[0] == '#' {
 		return nil, nil
 	}
-	var args []string
-	i := 0
-	for {
-		for i < len(line) && isBlank(line[i]) {
-			i++
-		}
-		if i == len(line) {
-			return args, nil
-		}
-		var cur []byte
-		switch q := line[i]; q {
-		case '"', '\'':
-			i++
-			closed := false
-			for i < len(line) && !closed {
-				c := line[i]
-				switch {
-				case q == '"' && c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
-					n, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
-					cur = append(cur, byte(n))
-					i += 4
-				case q == '"' && c == '\\' && i+1 < len(line):
-					cur = append(cur, unescape(line[i+1]))
-					i += 2
-				case q == '\'' && c == '\\' && i+1 < len(line) && line[i+1] == '\'':
-					cur = append(cur, '\'')
-					i += 2
-				case c == q:
-					closed = true
-					i++
-				default:
-					cur = append(cur, c)
-					i++
-				}
-			}
-			if !closed || (i < len(line) && !isBlank(line[i])) {
-				return nil, errors.New("unbalanced quotes")
-			}
-		default:
-			for i < len(line) && !isBlank(line[i]) {
-				cur = append(cur, line[i])
-				i++
-			}
-		}
-		args = append(args, string(cur))
+	parts, ok := resp.SplitArgs([]byte(line), nil)
+	if !ok {
+		return nil, errors.New("unbalanced quotes")
 	}
-}
-
-func isBlank(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func unescape(c byte) byte {
-	switch c {
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	case 'b':
-		return '\b'
-	case 'a':
-		return '\a'
+	args := make([]string, len(parts))
+	for i, a := range parts {
+		args[i] = string(a)
 	}
-	return c
+	return args, nil
 }
 
 // SetFile records the configuration file the server was started with (the

@@ -294,11 +294,22 @@ func (p *Parser) inline() (args [][]byte, ok bool, err error) {
 	return args, true, nil
 }
 
-// split splits an inline line into arguments in place, as Redis's
-// sdssplitargs (decoded arguments are never longer than their source, so
-// each is written over its own bytes). line holds no NUL byte.
+// split splits an inline line into p.args (SplitArgs).
 func (p *Parser) split(line []byte) ([][]byte, bool) {
-	p.args = p.args[:0]
+	var ok bool
+	p.args, ok = SplitArgs(line, p.args[:0])
+	return p.args, ok
+}
+
+// SplitArgs splits line into arguments as Redis's sdssplitargs does (for
+// inline commands and redis.conf lines): blanks separate them, "…" quotes
+// with \n \r \t \b \a \xHH escapes and '…' with \' may start anywhere in
+// an argument, and a closing quote must be followed by a blank or the
+// end. It appends them to args and returns it, false for unbalanced
+// quotes. It decodes in place: the arguments alias line, which it
+// overwrites (decoded text is never longer than its source); a NUL byte
+// ends the line. Cost: O(len(line)), no allocation beyond args' growth.
+func SplitArgs(line []byte, args [][]byte) ([][]byte, bool) {
 	n := len(line)
 	at := func(j int) byte {
 		if j < n {
@@ -312,7 +323,7 @@ func (p *Parser) split(line []byte) ([][]byte, bool) {
 			i++
 		}
 		if i >= n {
-			return p.args, true
+			return args, true
 		}
 		start, w := i, i
 		inq, insq := false, false
@@ -365,7 +376,7 @@ func (p *Parser) split(line []byte) ([][]byte, bool) {
 				i++
 			}
 		}
-		p.args = append(p.args, line[start:w:w])
+		args = append(args, line[start:w:w])
 	}
 }
 
