@@ -21,6 +21,7 @@ import (
 
 	"github.com/probly/probly/guard/natsstream"
 	"github.com/probly/probly/internal/app"
+	"github.com/probly/probly/internal/follow"
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/testutil"
 )
@@ -239,6 +240,24 @@ func TestBootstrapFromSnapshot(t *testing.T) {
 	before := a.info()["follow_snapshots_published"]
 	if !testutil.Eventually(t, 30*time.Second, func() bool { return a.info()["follow_snapshots_published"] != before }) {
 		t.Fatalf("no snapshot published: %v", a.info())
+	}
+	// The publication counted may be an upload captured before the
+	// catch-up: wait until the stored snapshot's position (its object
+	// metadata) covers last, or b would find a snapshot older than the
+	// purge.
+	if !testutil.Eventually(t, 30*time.Second, func() bool {
+		obs, err := ns.js.ObjectStore(ctx, follow.DefaultSnapshotBucket)
+		if err != nil {
+			return false
+		}
+		info, err := obs.GetInfo(ctx, "probly/follow/USERS")
+		if err != nil {
+			return false
+		}
+		pos, err := strconv.ParseUint(info.Metadata["probly-position"], 10, 64)
+		return err == nil && pos >= last
+	}) {
+		t.Fatalf("no snapshot at position %d published: %v", last, a.info())
 	}
 	if age, err := strconv.ParseFloat(a.info()["follow_snapshot_age_seconds"], 64); err != nil || age < 0 || age > 60 {
 		t.Fatalf("follow_snapshot_age_seconds after a publication: %v", a.info())
