@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -109,7 +110,9 @@ type Options struct {
 // auto-aof-rewrite-min-size and hll-sparse-max-bytes parse them
 // themselves; the per-filter budgets bf-max-filter-bytes and
 // cf-max-filter-bytes (registered with an integer parser) get the
-// conversion here.
+// conversion here. Both also accept "auto" (config.Registry.AcceptAuto),
+// their serve flags' default: a quarter of the memory available, the
+// value they start with.
 func Tables() (*command.Table, *config.Registry) {
 	t := command.NewTable()
 	cfg := config.New()
@@ -123,6 +126,9 @@ func Tables() (*command.Table, *config.Registry) {
 	tdcmd.Register(t, cfg)
 	follow.Register(t)
 	cfg.AcceptMemoryUnits(memoryUnitParams...)
+	// "auto", the serve flags' default, in CONFIG SET and files too.
+	cfg.AcceptAuto("bf-max-filter-bytes", strconv.FormatUint(bf.DefaultFilterBytes, 10))
+	cfg.AcceptAuto("cf-max-filter-bytes", strconv.FormatUint(cf.DefaultFilterBytes, 10))
 	return t, cfg
 }
 
