@@ -364,8 +364,10 @@ func Replayer(table *command.Table, cfg *config.Registry, store *keyspace.Store)
 			return fmt.Errorf("app: log record for %q, a command that is never logged", o.Spec.Name)
 		case !o.Ran:
 			return fmt.Errorf("app: log record %q with %d arguments refused: %s", o.Spec.Name, len(args), o.Err)
-		case o.Err == command.ErrOOM:
-			// Replay ignores maxmemory: only the allocation limit refuses.
+		case o.Err == command.ErrOOM || o.Err == string(redisbloom.ErrInsufficientMemory) || o.Err == string(rediscuckoo.ErrInsufficientMemory):
+			// Replay ignores maxmemory: only the allocation limit refuses
+			// (a filter's insufficient-memory error: the per-filter caps
+			// during replay are at least the memory available).
 			return fmt.Errorf("app: replaying %q needs more memory than this process can have (%d bytes available)", o.Spec.Name, command.AllocLimit())
 		case o.Failed:
 			return fmt.Errorf("app: replaying %q failed: %s", o.Spec.Name, o.Err)
