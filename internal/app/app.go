@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -109,7 +110,9 @@ type Options struct {
 // auto-aof-rewrite-min-size and hll-sparse-max-bytes parse them
 // themselves; the per-filter budgets bf-max-filter-bytes and
 // cf-max-filter-bytes (registered with an integer parser) get the
-// conversion here.
+// conversion here. Both also accept "auto" (config.Registry.AcceptAuto),
+// their serve flags' default: a quarter of the memory available, the
+// value they start with.
 func Tables() (*command.Table, *config.Registry) {
 	t := command.NewTable()
 	cfg := config.New()
@@ -123,6 +126,9 @@ func Tables() (*command.Table, *config.Registry) {
 	tdcmd.Register(t, cfg)
 	follow.Register(t)
 	cfg.AcceptMemoryUnits(memoryUnitParams...)
+	// "auto", the serve flags' default, in CONFIG SET and files too.
+	cfg.AcceptAuto("bf-max-filter-bytes", strconv.FormatUint(bf.DefaultFilterBytes, 10))
+	cfg.AcceptAuto("cf-max-filter-bytes", strconv.FormatUint(cf.DefaultFilterBytes, 10))
 	return t, cfg
 }
 
@@ -163,9 +169,15 @@ func Decode(typeName string, data []byte) (keyspace.Value, error) {
 	return codec.Decode(typeName, data)
 }
 
-// Run recovers the data directory, serves until ctx is cancelled or SIGINT
-// or SIGTERM arrives, then shuts down gracefully: it stops accepting,
-// lets in-flight commands finish, fsyncs the log and returns.
+// Run recovers the data directory, serves until ctx is cancelled, SIGINT
+// or SIGTERM arrives or a client's SHUTDOWN succeeds, then shuts down
+// gracefully: it stops accepting, lets in-flight commands finish, writes
+// a snapshot if a signal stopped it and save points are configured (as
+// Redis does; SHUTDOWN decides that itself, and a cancelled ctx writes
+// none), fsyncs and closes the log and returns. A failed shutdown
+// snapshot is logged and returned as an error after the log was closed
+// (every write is in the AOF: nothing is lost). A second signal during
+// the shutdown ends the process at once.
 func Run(ctx context.Context, o Options) error {
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
@@ -256,15 +268,23 @@ func Run(ctx context.Context, o Options) error {
 		o.Ready(ln.Addr())
 	}
 
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigc)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	save := false
 	select {
 	case err := <-errc:
 		return err
-	case <-ctx.Done():
-	case <-srv.ShutdownRequested(): // SHUTDOWN: the same graceful path
+	case <-ctx.Done(): // the embedding program's stop: no snapshot
+	case sig := <-sigc:
+		// As Redis: SIGTERM and SIGINT write a snapshot when save points
+		// are configured; a second signal ends the process at once.
+		signal.Stop(sigc)
+		save = srv.SaveOnShutdown()
+		log.Info("signal received", "signal", sig.String(), "snapshot", save)
+	case <-srv.ShutdownRequested(): // SHUTDOWN: the same graceful path (it saved already, if asked to)
 	}
 	log.Info("shutting down")
 	fol.endWaits() // FOLLOW.WAIT replies before connections drain
@@ -275,11 +295,39 @@ func Run(ctx context.Context, o Options) error {
 	}
 	fol.close() // stops writing before the log closes
 	stopExpiry()
+	var saveErr error
+	if save {
+		if saveErr = shutdownSnapshot(db, store); saveErr != nil {
+			log.Error("the shutdown snapshot failed; every write is in the AOF", "err", saveErr)
+		}
+	}
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("app: closing the log: %w", err)
 	}
+	if saveErr != nil {
+		return fmt.Errorf("app: the shutdown snapshot failed (every write is in the AOF, which was closed): %w", saveErr)
+	}
 	log.Info("stopped")
 	return nil
+}
+
+// shutdownSnapshot writes the snapshot of a signalled shutdown once the
+// connections and the follower have stopped, under the exclusive command
+// gate (no transaction can be half applied at its cut). A snapshot that
+// is running (an automatic one) is waited for, then the final one is
+// written, so that it holds every write.
+func shutdownSnapshot(db *persist.DB, store *keyspace.Store) error {
+	for {
+		store.Exclusive()
+		err := db.Snapshot(store)
+		store.ExclusiveDone()
+		if !errors.Is(err, persist.ErrSnapshotInProgress) {
+			return err
+		}
+		// The running snapshot may need the gate shared for its cut: it
+		// was released above.
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Replayer returns a function that applies one logged record to store by
@@ -316,8 +364,10 @@ func Replayer(table *command.Table, cfg *config.Registry, store *keyspace.Store)
 			return fmt.Errorf("app: log record for %q, a command that is never logged", o.Spec.Name)
 		case !o.Ran:
 			return fmt.Errorf("app: log record %q with %d arguments refused: %s", o.Spec.Name, len(args), o.Err)
-		case o.Err == command.ErrOOM:
-			// Replay ignores maxmemory: only the allocation limit refuses.
+		case o.Err == command.ErrOOM || o.Err == string(redisbloom.ErrInsufficientMemory) || o.Err == string(rediscuckoo.ErrInsufficientMemory):
+			// Replay ignores maxmemory: only the allocation limit refuses
+			// (a filter's insufficient-memory error: the per-filter caps
+			// during replay are at least the memory available).
 			return fmt.Errorf("app: replaying %q needs more memory than this process can have (%d bytes available)", o.Spec.Name, command.AllocLimit())
 		case o.Failed:
 			return fmt.Errorf("app: replaying %q failed: %s", o.Spec.Name, o.Err)

@@ -29,7 +29,9 @@ func TestConfigDifferentialRedis(t *testing.T) {
 		step{"CONFIG", "SET", "proto-max-bulk-len", "512mb"}, step{"CONFIG", "SET", "client-query-buffer-limit", "1gb"},
 		step{"CONFIG", "SET", "hll-sparse-max-bytes", ""}, step{"CONFIG", "GET", "hll-sparse-max-bytes"},
 		step{"CONFIG", "SET", "hll-sparse-max-bytes", "3000"}, step{"CONFIG", "SET", "auto-aof-rewrite-min-size", "64mb"},
-		step{"CONFIG", "GET", "maxmemory"}, step{"CONFIG", "GET", "client-query-buffer-limit"})
+		step{"CONFIG", "GET", "maxmemory"}, step{"CONFIG", "GET", "client-query-buffer-limit"},
+		step{"CONFIG", "GET", "maxmemory-policy"}, step{"CONFIG", "SET", "maxmemory-policy", "NoEviction"},
+		step{"CONFIG", "GET", "maxmemory-policy"}, step{"CONFIG", "GET", "timeout"}, step{"CONFIG", "GET", "maxclients"})
 	// (Several parameters in one CONFIG GET come in Redis's hash order;
 	// probly sorts them.)
 	// Not compared: values Redis takes by accident (maxmemory "" is 0, a
@@ -50,6 +52,7 @@ func TestConfigDifferentialRedis(t *testing.T) {
 		"appendonly":                  {"maybe", ""},
 		"dir":                         {"/tmp/elsewhere"},
 		"databases":                   {"2"},
+		"maxmemory-policy":            {"lru", "", "allkeys", "noeviction2"},
 		"no-such-parameter":           {"1"},
 	}
 	for _, name := range sortedKeys(bad) {
@@ -154,6 +157,48 @@ func TestConfigSetRedisBloomWording(t *testing.T) {
 		want := fmt.Sprintf("*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(kv[0]), kv[0], len(kv[2]), kv[2])
 		if got, _ := c.Do(commandtest.Argv("CONFIG", "GET", kv[0])); got != want {
 			t.Errorf("CONFIG GET %s after SET %s = %q, want %q", kv[0], kv[1], got, want)
+		}
+	}
+}
+
+// probly never evicts: CONFIG GET maxmemory-policy answers noeviction, as
+// Redis's default; CONFIG SET accepts noeviction and refuses every other
+// Redis policy (which Redis accepts) saying why. The per-filter budgets
+// and maxmemory accept "auto", their serve flags' default, and then read
+// back the bytes it stands for (the value they start with).
+func TestConfigNoEvictionAndAuto(t *testing.T) {
+	s := runApp(t, Options{}, true)
+	c := commandtest.DialRaw(t, s.addr, 2)
+	get := func(name string) string {
+		t.Helper()
+		r, err := c.Do(commandtest.Argv("CONFIG", "GET", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if got, want := get("maxmemory-policy"), "*2\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n"; got != want {
+		t.Errorf("CONFIG GET maxmemory-policy = %q, want %q", got, want)
+	}
+	for _, p := range []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "ALLKEYS-LRU"} {
+		want := "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - probly supports only noeviction: " +
+			"it never evicts keys, so that no filter loses items\r\n"
+		if got, err := c.Do(commandtest.Argv("CONFIG", "SET", "maxmemory-policy", p)); err != nil || got != want {
+			t.Errorf("CONFIG SET maxmemory-policy %s = %q %v, want %q", p, got, err, want)
+		}
+	}
+	if got, _ := c.Do(commandtest.Argv("CONFIG", "SET", "maxmemory-policy", "noeviction")); got != "+OK\r\n" {
+		t.Errorf("CONFIG SET maxmemory-policy noeviction = %q", got)
+	}
+	for _, name := range []string{"bf-max-filter-bytes", "cf-max-filter-bytes", "maxmemory"} {
+		start := get(name)
+		for _, v := range []string{"64mb", "auto"} {
+			if got, _ := c.Do(commandtest.Argv("CONFIG", "SET", name, v)); got != "+OK\r\n" {
+				t.Errorf("CONFIG SET %s %s = %q", name, v, got)
+			}
+		}
+		if got := get(name); got != start {
+			t.Errorf("CONFIG GET %s after SET auto = %q, want the start-up value %q", name, got, start)
 		}
 	}
 }

@@ -146,6 +146,8 @@ func TestConfigFileErrors(t *testing.T) {
 		"# x\nmaxmemory 1mb\nno-such-thing 1\n": "probly.conf:3: unknown directive \"no-such-thing\"",
 		"\nmaxmemory lots\n":                    "probly.conf:2: maxmemory \"lots\": argument must be a memory value",
 		"bf-error-rate 2\n":                     "probly.conf:1: bf-error-rate \"2\": Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
+		"maxmemory-policy allkeys-lru\n":        "probly.conf:1: maxmemory-policy \"allkeys-lru\": probly supports only noeviction",
+		"maxmemory-policy lru\n":                "probly.conf:1: maxmemory-policy \"lru\": argument(s) must be one of the following: volatile-lru,",
 	} {
 		path := filepath.Join(t.TempDir(), "probly.conf")
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -75,6 +76,8 @@ func newOps(o Options, log *slog.Logger, table *command.Table, cfg *config.Regis
 	}
 	op.srv = srv
 	op.metrics.SetServer(srv)
+	cfg.AcceptAuto("maxmemory", strconv.FormatUint(DefaultMaxMemory(), 10)) // --maxmemory auto
+
 	cfg.SetFile(o.ConfigFile)
 	for _, d := range o.FileConfig {
 		if err := cfg.Set(d.Name, d.Value()); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -335,28 +336,51 @@ least one key is definitely not in the set (not with --count).`,
 	return c
 }
 
-// filterInfo is the --json shape of `bloom info`.
+// filterInfo is the --json shape of `bloom info`. Cardinality is null
+// when every bit is set (the estimate is infinite; JSON has no infinity).
 type filterInfo struct {
-	File        string  `json:"file"`
-	Layout      string  `json:"layout"`
-	M           uint64  `json:"m"`
-	K           uint32  `json:"k"`
-	Bytes       uint64  `json:"bytes"`
-	N           uint64  `json:"n"`
-	Capacity    uint64  `json:"capacity"`
-	P           float64 `json:"target_p"`
-	SetBits     uint64  `json:"set_bits"`
-	FillRatio   float64 `json:"fill_ratio"`
-	FPR         float64 `json:"estimated_fpr"`
-	Cardinality float64 `json:"estimated_cardinality"`
+	File        string   `json:"file"`
+	Layout      string   `json:"layout"`
+	M           uint64   `json:"m"`
+	K           uint32   `json:"k"`
+	Bytes       uint64   `json:"bytes"`
+	N           uint64   `json:"n"`
+	NCounts     string   `json:"n_counts"`
+	Capacity    uint64   `json:"capacity"`
+	P           float64  `json:"target_p"`
+	SetBits     uint64   `json:"set_bits"`
+	FillRatio   float64  `json:"fill_ratio"`
+	FPR         float64  `json:"estimated_fpr"`
+	Cardinality *float64 `json:"estimated_cardinality"`
+	Overfull    bool     `json:"overfull"`
 }
+
+// What a filter file's n counts, by layout (the bloom package's N).
+const (
+	nNewBits = "adds that set a new bit"
+	nAdds    = "adds minus removes"
+)
 
 func newBloomInfoCmd() *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "info FILTER",
 		Short: "Print a filter's parameters and statistics",
-		Args:  cobra.ExactArgs(1),
+		Long: `info prints a filter file's parameters (m, k, bytes, the capacity n and
+rate p it was sized for), n and the statistics of its bits: the fill
+ratio, the false-positive rate estimated from it (fill^k for classic) and
+the number of distinct keys estimated from it.
+
+n is what the filter counted while keys were added: for classic and sbbf
+the adds that set at least one new bit (a duplicate does not count, and
+neither does a new key whose bits were all set already, a false positive),
+so n is at most the number of distinct keys added; for counting, every add
+minus the removes (duplicates included). When the estimated false-positive
+rate is over 1.1 p the filter holds more distinct keys than it was sized
+for ("overfull"): then n undercounts them, often by far, and the estimate
+from the fill is the better figure; once every bit is set the number cannot
+be estimated at all (every query answers maybe).`,
+		Args: cobra.ExactArgs(1),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			f, err := readFilterFile(args[0])
 			if err != nil {
@@ -364,9 +388,15 @@ func newBloomInfoCmd() *cobra.Command {
 			}
 			st := f.Stats()
 			info := filterInfo{
-				File: args[0], Layout: layoutName(f), M: st.M, K: st.K, Bytes: st.Bytes, N: st.N,
+				File: args[0], Layout: layoutName(f), M: st.M, K: st.K, Bytes: st.Bytes, N: st.N, NCounts: nNewBits,
 				Capacity: st.Capacity, P: st.P, SetBits: st.SetBits, FillRatio: st.FillRatio,
-				FPR: st.FPR, Cardinality: st.Cardinality,
+				FPR: st.FPR, Overfull: st.P > 0 && st.FPR > overfullSlack*st.P,
+			}
+			if info.Layout == "counting" {
+				info.NCounts = nAdds
+			}
+			if !math.IsInf(st.Cardinality, 0) {
+				info.Cardinality = &st.Cardinality
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -378,9 +408,24 @@ func newBloomInfoCmd() *cobra.Command {
 			if info.Layout == "counting" {
 				unit = "counters"
 			}
-			fmt.Fprintf(tw, "file\t%s\nlayout\t%s\nm (%s)\t%d\nk (hashes)\t%d\nbytes\t%d\nn (items added)\t%d\ncapacity\t%d\ntarget p\t%g\nset bits\t%d\nfill ratio\t%.6f\nestimated fpr\t%.6g\nestimated cardinality\t%.0f\n",
-				info.File, info.Layout, unit, info.M, info.K, info.Bytes, info.N, info.Capacity, info.P,
-				info.SetBits, info.FillRatio, info.FPR, info.Cardinality)
+			card := "unknown (every bit is set)"
+			if info.Cardinality != nil {
+				card = fmt.Sprintf("%.0f", *info.Cardinality)
+			}
+			fmt.Fprintf(tw, "file\t%s\nlayout\t%s\nm (%s)\t%d\nk (hashes)\t%d\nbytes\t%d\nn (%s)\t%d\ncapacity\t%d\ntarget p\t%g\nset bits\t%d\nfill ratio\t%.6f\nestimated fpr\t%.6g\nestimated cardinality\t%s\n",
+				info.File, info.Layout, unit, info.M, info.K, info.Bytes, info.NCounts, info.N, info.Capacity, info.P,
+				info.SetBits, info.FillRatio, info.FPR, card)
+			if info.Overfull {
+				how := "n undercounts the distinct keys added (a key whose bits were all set already is not counted); " +
+					"the estimated cardinality, from the fill, is the better figure"
+				if info.Layout == "counting" {
+					how = "n counts every add, duplicates included; the estimated cardinality is from the fill"
+				}
+				if info.Cardinality == nil {
+					how = "every bit is set: how many keys were added cannot be estimated, and every query answers maybe"
+				}
+				fmt.Fprintf(tw, "overfull\tyes: the estimated fpr is over 1.1 × target p: the filter holds more distinct keys than capacity; %s\n", how)
+			}
 			return tw.Flush()
 		}),
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestBloomLayouts(t *testing.T) {
 				t.Fatalf("counting info: %+v", info)
 			}
 		}
-		if code, stdout, _ = runCLI(t, "", "bloom", "info", f0); code != ExitOK || !strings.Contains(stdout, "layout                 "+layout) {
+		if code, stdout, _ = runCLI(t, "", "bloom", "info", f0); code != ExitOK || !regexp.MustCompile(`(?m)^layout\s+`+layout+`$`).MatchString(stdout) {
 			t.Fatalf("%s info text: %q", layout, stdout)
 		}
 		// Union of the two filters of this layout holds both key sets.

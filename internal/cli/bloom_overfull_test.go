@@ -119,3 +119,75 @@ func TestProgressBarFirstFrameRate(t *testing.T) {
 		t.Errorf("no frame rendered: %q", out.String())
 	}
 }
+
+// bloom info on an overfilled build says so and does not present n as
+// the number of keys added: n is named for what it counts (adds that set
+// a new bit, fewer than the distinct keys added) and the
+// overfull line points to the estimate from the fill; a saturated filter
+// (every bit set) has no cardinality estimate, and --json encodes that as
+// null instead of failing on +Inf.
+func TestBloomInfoOverfull(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		distinct  int
+		saturated bool
+	}{{5000, false}, {200000, true}} {
+		in := keysFile(t, dir, c.distinct, 1)
+		out := filepath.Join(dir, fmt.Sprintf("over-%d.bf", c.distinct))
+		if code, _, stderr := runCLI(t, "", "bloom", "build", "-n", "1000", "-p", "0.01", "-o", out, in); code != 0 {
+			t.Fatalf("build: %d %s", code, stderr)
+		}
+		code, stdout, stderr := runCLI(t, "", "bloom", "info", out)
+		if code != 0 {
+			t.Fatalf("info: %d %s", code, stderr)
+		}
+		m := regexp.MustCompile(`(?m)^n \(adds that set a new bit\)\s+(\d+)$`).FindStringSubmatch(stdout)
+		if m == nil {
+			t.Fatalf("%d keys: info does not name what n counts:\n%s", c.distinct, stdout)
+		}
+		n, _ := strconv.Atoi(m[1])
+		if n >= c.distinct {
+			t.Errorf("%d keys: n = %d; an overfilled filter cannot have counted every one", c.distinct, n)
+		}
+		if c.saturated && n >= c.distinct/2 {
+			t.Errorf("%d keys: n = %d; a saturated filter cannot have counted most of them", c.distinct, n)
+		}
+		if card := regexp.MustCompile(`(?m)^estimated cardinality\s+(\d+)$`).FindStringSubmatch(stdout); !c.saturated {
+			// The note's claim: the estimate from the fill is nearer.
+			if card == nil {
+				t.Fatalf("%d keys: no cardinality estimate:\n%s", c.distinct, stdout)
+			}
+			est, _ := strconv.Atoi(card[1])
+			if abs(est-c.distinct) >= abs(n-c.distinct) {
+				t.Errorf("%d keys: estimated cardinality %d is not nearer than n %d", c.distinct, est, n)
+			}
+		}
+		if !regexp.MustCompile(`(?m)^overfull\s+yes: the estimated fpr is over 1.1 × target p`).MatchString(stdout) {
+			t.Errorf("%d keys: info does not say the filter is overfull:\n%s", c.distinct, stdout)
+		}
+		if c.saturated != regexp.MustCompile(`(?m)^estimated cardinality\s+unknown \(every bit is set\)$`).MatchString(stdout) {
+			t.Errorf("%d keys (saturated %v): cardinality line:\n%s", c.distinct, c.saturated, stdout)
+		}
+		code, stdout, stderr = runCLI(t, "", "bloom", "info", "--json", out)
+		if code != 0 || !strings.Contains(stdout, `"overfull": true`) || !strings.Contains(stdout, `"n_counts": "adds that set a new bit"`) ||
+			c.saturated != strings.Contains(stdout, `"estimated_cardinality": null`) {
+			t.Errorf("%d keys: info --json: exit %d\n%s%s", c.distinct, code, stdout, stderr)
+		}
+	}
+	// Within capacity: not overfull.
+	in := keysFile(t, dir, 500, 1)
+	out := filepath.Join(dir, "ok.bf")
+	if code, _, stderr := runCLI(t, "", "bloom", "build", "-n", "1000", "-p", "0.01", "-o", out, in); code != 0 {
+		t.Fatalf("build: %d %s", code, stderr)
+	}
+	if code, stdout, _ := runCLI(t, "", "bloom", "info", out); code != 0 || strings.Contains(stdout, "overfull") {
+		t.Errorf("info of a filter within capacity: %d\n%s", code, stdout)
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

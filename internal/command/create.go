@@ -22,11 +22,15 @@ type Creator struct {
 	Build func() (keyspace.Value, error)
 	// Record is the canonical AOF record of the creation.
 	Record [][]byte
+	// NoRoom is the reply when the value does not fit maxmemory's room
+	// (or the memory the process can have): the family's own
+	// insufficient-memory error; "" = ErrOOM.
+	NoRoom string
 }
 
 // CreateKey installs the value described by cr under key unless the key
 // exists, and answers +OK or the error. The key's status is checked first
-// under a read lock; the value is reserved against maxmemory (ErrOOM) and
+// under a read lock; the value is reserved against maxmemory (Creator.NoRoom) and
 // built outside any lock, then installed and logged under the write lock
 // after checking the status again (another client may have created the key
 // in between). A logging failure answers "ERR <error>" (the value stays in
@@ -49,7 +53,11 @@ func CreateKey(c *Ctx, key []byte, cr Creator) {
 		return
 	}
 	if n, ok := cr.Size(); ok && !c.Reserve(uint64(len(key))+n) {
-		c.R.Error(ErrOOM)
+		msg := cr.NoRoom
+		if msg == "" {
+			msg = ErrOOM
+		}
+		c.R.Error(msg)
 		return
 	}
 	v, err := cr.Build()

@@ -74,6 +74,11 @@ type Registry struct {
 type entry struct {
 	p   Param
 	cur string
+	// auto is the value "auto" stands for (AcceptAuto), "" = none;
+	// isAuto reports that cur was set by "auto" (or is the default that
+	// auto stands for), so CONFIG REWRITE writes "auto".
+	auto   string
+	isAuto bool
 }
 
 // New returns an empty Registry.
@@ -105,13 +110,42 @@ func (r *Registry) Set(name, value string) error {
 	if !ok {
 		return fmt.Errorf("%w %q", ErrUnknown, name)
 	}
+	auto := e.auto != "" && strings.EqualFold(value, "auto")
+	if auto {
+		value = e.auto
+	}
 	if e.p.Set != nil {
 		if err := e.p.Set(value); err != nil {
 			return err
 		}
 	}
-	e.cur = e.p.shown(value)
+	e.cur, e.isAuto = e.p.shown(value), auto
 	return nil
+}
+
+// AcceptAuto makes the value "auto" (any case) of the named parameter
+// stand for value, in CONFIG SET, configuration files and start-up
+// values alike: the parameter is set to value, and CONFIG GET shows it as
+// it shows any value (bytes for a memory value). CONFIG REWRITE writes
+// "auto" for a parameter whose value was set by "auto", or that still has
+// its default when the default is what "auto" stands for, so the
+// rewritten file keeps meaning "the share of this machine's memory"
+// rather than pinning the figure of the machine it was written on. It is
+// for the settings whose serve flags default to "auto" (maxmemory and the
+// per-filter budgets: a share of the memory available, computed once at
+// start-up). It panics on a name that is not registered or an empty value
+// (programming errors).
+func (r *Registry) AcceptAuto(name, value string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.params[strings.ToLower(name)]
+	if !ok || value == "" {
+		panic("config: AcceptAuto of unknown parameter " + name + " or empty value")
+	}
+	e.auto = value
+	if e.cur == e.p.shown(e.p.Default) && e.cur == e.p.shown(value) {
+		e.isAuto = true
+	}
 }
 
 // AcceptMemoryUnits makes the named parameters accept Redis memory values

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 )
@@ -90,4 +92,67 @@ func TestAcceptMemoryUnits(t *testing.T) {
 		}
 	}()
 	r.AcceptMemoryUnits("nope")
+}
+
+// "auto" (AcceptAuto) sets the value it stands for, CONFIG GET shows
+// that value in bytes, and CONFIG REWRITE writes "auto" back while the
+// parameter holds what auto set (or its default, when that is the auto
+// value), else the value.
+func TestAcceptAuto(t *testing.T) {
+	r := New()
+	var got int64
+	r.Register(IntParam("x-max-bytes", "4096", 64, 1<<40, func(n int64) { got = n }))
+	r.Register(IntParam("y-max-bytes", "64", 64, 1<<40, func(int64) {}))
+	r.AcceptMemoryUnits("x-max-bytes", "y-max-bytes")
+	r.AcceptAuto("x-max-bytes", "4096")
+	r.AcceptAuto("y-max-bytes", "128")
+	path := filepath.Join(t.TempDir(), "probly.conf")
+	if err := os.WriteFile(path, []byte("x-max-bytes auto\ny-max-bytes 64\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.SetFile(path)
+	rewritten := func() string {
+		t.Helper()
+		if err := r.Rewrite(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	// The default is the auto value: the file's "auto" stays; y's
+	// default is not, so its line gets its value.
+	if f := rewritten(); f != "x-max-bytes auto\ny-max-bytes 64\n" {
+		t.Errorf("rewrite at the defaults: %q", f)
+	}
+	if err := r.Set("x-max-bytes", "1mb"); err != nil || got != 1<<20 {
+		t.Fatalf("Set 1mb: %v %d", err, got)
+	}
+	if f := rewritten(); f != "x-max-bytes 1mb\ny-max-bytes 64\n" {
+		t.Errorf("rewrite after 1mb: %q", f)
+	}
+	for _, auto := range []string{"auto", "AUTO"} {
+		if err := r.Set("x-max-bytes", auto); err != nil || got != 4096 {
+			t.Fatalf("Set %s: %v, stored %d, want 4096", auto, err, got)
+		}
+		if v, _ := r.Get("x-max-bytes"); v != "4096" {
+			t.Errorf("Get after %s = %q, want the bytes it stands for", auto, v)
+		}
+	}
+	if err := r.Set("y-max-bytes", "auto"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := r.Get("y-max-bytes"); v != "128" {
+		t.Errorf("y after auto = %q, want 128", v)
+	}
+	if f := rewritten(); f != "x-max-bytes auto\ny-max-bytes auto\n" {
+		t.Errorf("rewrite after auto: %q", f)
+	}
+	// Without AcceptAuto, "auto" is an ordinary (here invalid) value.
+	r.Register(IntParam("z-max-bytes", "64", 64, 1<<40, func(int64) {}))
+	if err := r.Set("z-max-bytes", "auto"); err == nil {
+		t.Error("z-max-bytes accepted auto without AcceptAuto")
+	}
 }

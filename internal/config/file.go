@@ -190,7 +190,8 @@ func (r *Registry) File() string {
 // current value and later lines of the same parameter are blanked; a
 // parameter not in the file whose value differs from its default is
 // appended (sorted by name) after a blank line and, unless the file has
-// it, Signature. A missing file is written from scratch. The new file
+// it, Signature. A value that "auto" set (AcceptAuto) is written as auto.
+// A missing file is written from scratch. The new file
 // replaces the old one atomically (a temporary file in the same directory,
 // fsynced, renamed over it, with the old file's permissions, else 0644).
 // Errors: ErrNoFile, or the I/O error. Cost: O(size of the file +
@@ -295,6 +296,9 @@ func (r *Registry) rewrite(old []byte) []byte {
 // formatLines are the directive lines of a parameter's current value (one
 // unless Param.Lines splits it).
 func formatLines(name string, e *entry) []string {
+	if e.isAuto {
+		return []string{name + " auto"}
+	}
 	vals := []string{e.cur}
 	if e.p.Lines != nil {
 		vals = e.p.Lines(e.cur)

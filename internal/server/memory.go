@@ -1,8 +1,11 @@
 package server
 
 import (
+	"slices"
+	"strings"
 	"sync/atomic"
 
+	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
 )
 
@@ -133,3 +136,27 @@ func (s *Server) ClientsMemory() uint64 { return s.mem.clients.Load() }
 
 // MaxMemory returns the maxmemory limit in bytes (0 = none).
 func (s *Server) MaxMemory() uint64 { return s.mem.limit.Load() }
+
+// Redis 7's maxmemory-policy values, in the order of its CONFIG SET error.
+var evictionPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+	"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}
+
+// policyParam is CONFIG maxmemory-policy. probly never evicts: a filter
+// evicted to make room would answer "not present" for keys that were
+// added (a false negative), so over maxmemory writes get the OOM error,
+// Redis's noeviction. noeviction (any case, as Redis's enum configs) is
+// the one value accepted; another Redis policy is refused saying so, and
+// anything else gets Redis's error for an invalid value.
+func policyParam() config.Param {
+	return config.Param{Name: "maxmemory-policy", Default: "noeviction",
+		Set: func(v string) error {
+			switch p := strings.ToLower(v); {
+			case p == "noeviction":
+				return nil
+			case slices.Contains(evictionPolicies, p):
+				return config.Reason("probly supports only noeviction: it never evicts keys, so that no filter loses items")
+			}
+			return config.Reason("argument(s) must be one of the following: " + strings.Join(evictionPolicies, ", "))
+		},
+		Show: func(string) string { return "noeviction" }}
+}

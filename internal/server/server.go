@@ -414,6 +414,7 @@ func (s *Server) registerConfig(v limitValues) error {
 		config.IntParam("proto-max-multibulk-len", strconv.FormatInt(v.maxArgs, 10), 1, maxMaxArgs, s.lim.maxArgs.Store),
 		config.MemoryParam("client-query-buffer-limit", strconv.FormatInt(v.maxQuery, 10), minQueryBuffer, maxInt64, u2i(s.lim.maxQuery.Store)),
 		config.MemoryParam("maxmemory", strconv.FormatUint(v.maxMemory, 10), 0, maxInt64, s.mem.setLimit),
+		policyParam(), // memory.go
 		s.clientsParam(),
 		config.IntParam("timeout", "0", 0, maxTimeout, s.idleTimeout.Store),
 		s.requirePassParam(s.pass),

@@ -32,6 +32,15 @@ func (r *shutdownReq) init() { r.ch = make(chan struct{}) }
 // does for SIGTERM.
 func (s *Server) ShutdownRequested() <-chan struct{} { return s.ops.shut.ch }
 
+// SaveOnShutdown reports whether a shutdown that neither NOSAVE nor SAVE
+// qualifies writes a snapshot: save points are configured (the save
+// parameter is not empty), as Redis decides for SHUTDOWN and for SIGTERM
+// and SIGINT.
+func (s *Server) SaveOnShutdown() bool {
+	v, ok := s.cfg.Get("save")
+	return ok && strings.TrimSpace(v) != ""
+}
+
 func (c *client) shutdownCmd(ctx *command.Ctx) {
 	var nosave, save, force, abort, other bool
 	for _, a := range ctx.Args[1:] {
@@ -60,11 +69,7 @@ func (c *client) shutdownCmd(ctx *command.Ctx) {
 		return
 	}
 	if !save && !nosave {
-		// Redis: without NOSAVE or SAVE, a snapshot is written when save
-		// points are configured.
-		if v, ok := c.s.cfg.Get("save"); ok && strings.TrimSpace(v) != "" {
-			save = true
-		}
+		save = c.s.SaveOnShutdown()
 	}
 	if save {
 		if err := c.s.Save(); err != nil {

@@ -29,6 +29,7 @@ package bf
 
 import (
 	"bytes"
+	"errors"
 	"github.com/probly/probly/internal/command/argparse"
 	"strconv"
 
@@ -108,14 +109,16 @@ func (h *handlers) defaultParams() redisbloom.Params {
 
 // reserveNew reserves, against maxmemory, the memory of key holding the
 // chain redisbloom.New(p, budget) would create, before it is allocated.
-// On refusal it answers OOM and reports false. Parameters New rejects
+// On refusal (the filter does not fit maxmemory's room) it answers
+// RedisBloom's "ERR Insufficient memory to create filter", as for a
+// filter over the per-filter budget, and reports false. Parameters New rejects
 // reserve nothing: New reports its own error.
 func reserveNew(c *command.Ctx, key []byte, p redisbloom.Params, budget uint64) bool {
 	n, ok := redisbloom.NewMemoryUsage(p, budget)
 	if !ok || c.Reserve(uint64(len(key))+n) {
 		return true
 	}
-	c.R.Error(command.ErrOOM)
+	c.R.Error(string(redisbloom.ErrInsufficientMemory))
 	return false
 }
 
@@ -128,6 +131,7 @@ func (h *handlers) createKey(c *command.Ctx, key []byte, p redisbloom.Params) {
 		Size:     func() (uint64, bool) { return redisbloom.NewMemoryUsage(p, budget) },
 		Build:    func() (keyspace.Value, error) { return redisbloom.New(p, budget) },
 		Record:   createRecord(key, p),
+		NoRoom:   string(redisbloom.ErrInsufficientMemory), // does not fit maxmemory's room
 	})
 }
 
@@ -276,8 +280,13 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisb
 			var rec [][]byte
 			for _, it := range items {
 				// A new link is reserved against maxmemory before it is
-				// allocated (ErrOOM for this item and the rest).
+				// allocated; one that does not fit maxmemory's room gets
+				// the error of a link over the per-filter budget, for
+				// this item and the rest.
 				added, err := ch.AddReserve(it, c.Reserve)
+				if errors.Is(err, redisbloom.ErrOOM) {
+					err = redisbloom.ErrProblemInserting
+				}
 				if err != nil {
 					itemErr = err
 					break
@@ -608,7 +617,7 @@ func (h *handlers) loadchunk(c *command.Ctx) {
 		if needHeader {
 			budget := h.s.budgetFor(c)
 			if n, ok := redisbloom.HeaderMemoryUsage(data, budget); ok && !c.Reserve(uint64(len(key))+n) {
-				c.R.Error(command.ErrOOM)
+				c.R.Error(string(redisbloom.ErrInsufficientMemory)) // does not fit maxmemory's room
 				return
 			}
 			var err error

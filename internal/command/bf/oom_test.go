@@ -10,7 +10,6 @@ import (
 	"github.com/probly/probly/internal/redisbloom"
 )
 
-const oomReply = commandtest.OOMReply
 
 func (e *env) runReserve(replay bool, room uint64, args ...string) (reply string, asked uint64) {
 	return commandtest.RunReserve(e.tab, e.store, e.cfg, replay, room, args...)
@@ -61,9 +60,11 @@ func TestMaxMemoryReplay(t *testing.T) {
 }
 
 // A BF.ADD that makes a scaling filter grow reserves exactly the new
-// link's memory before allocating it; refused, it answers OOM and changes
-// and logs nothing. BF.MADD and BF.INSERT keep the items before the
-// growing one and end their reply with the OOM error.
+// link's memory before allocating it; refused (no room under maxmemory),
+// it answers RedisBloom's "ERR problem inserting into filter", as for a
+// link over the budget, and changes and logs nothing. BF.MADD and
+// BF.INSERT keep the items before the growing one and end their reply
+// with that error.
 func TestMaxMemoryReserveGrowth(t *testing.T) {
 	e := newEnv(t)
 	e.expect(2, ok, "BF.RESERVE", "g", "0.01", "2", "EXPANSION", "4")
@@ -84,7 +85,7 @@ func TestMaxMemoryReserveGrowth(t *testing.T) {
 	e.expect(2, ok, "BF.RESERVE", "m", "0.01", "2", "EXPANSION", "4")
 	recs := len(e.log.Records())
 	got, asked := e.runReserve(false, 0, "BF.MADD", "m", "x", "y", "z", "w")
-	if want := "*3\r\n:1\r\n:1\r\n" + oomReply; got != want || asked == 0 {
+	if want := "*3\r\n:1\r\n:1\r\n" + commandtest.BFNoGrowthReply; got != want || asked == 0 {
 		t.Fatalf("BF.MADD under a full maxmemory = %q (asked %d), want %q", got, asked, want)
 	}
 	if n := len(e.log.Records()); n != recs+1 {
@@ -97,7 +98,7 @@ func TestMaxMemoryReserveGrowth(t *testing.T) {
 		t.Fatalf("refused growth added a link: %q", got)
 	}
 	got, _ = e.runReserve(false, 0, "BF.INSERT", "m", "ITEMS", "z")
-	if want := "*1\r\n" + oomReply; got != want {
+	if want := "*1\r\n" + commandtest.BFNoGrowthReply; got != want {
 		t.Fatalf("BF.INSERT = %q, want %q", got, want)
 	}
 	// Replayed records are never refused.

@@ -125,14 +125,16 @@ func lower(b byte) byte {
 
 // reserveNew reserves, against maxmemory, the memory of key holding the
 // filter rediscuckoo.New(p, budget) would create, before it is allocated.
-// On refusal it answers OOM and reports false. Parameters New rejects
+// On refusal (the filter does not fit maxmemory's room) it answers
+// RedisBloom's "ERR Insufficient memory to create filter", as for a
+// filter over the per-filter budget, and reports false. Parameters New rejects
 // reserve nothing: New reports its own error.
 func reserveNew(c *command.Ctx, key []byte, p rediscuckoo.Params, budget uint64) bool {
 	n, ok := rediscuckoo.NewMemoryUsage(p, budget)
 	if !ok || c.Reserve(uint64(len(key))+n) {
 		return true
 	}
-	c.R.Error(command.ErrOOM)
+	c.R.Error(string(rediscuckoo.ErrCreateMemory))
 	return false
 }
 
@@ -145,6 +147,7 @@ func (h *handlers) createKey(c *command.Ctx, key []byte, p rediscuckoo.Params) {
 		Size:     func() (uint64, bool) { return rediscuckoo.NewMemoryUsage(p, budget) },
 		Build:    func() (keyspace.Value, error) { return rediscuckoo.New(p, budget) },
 		Record:   createRecord(key, p),
+		NoRoom:   string(rediscuckoo.ErrCreateMemory), // does not fit maxmemory's room
 	})
 }
 
@@ -300,11 +303,16 @@ func (h *handlers) addItems(c *command.Ctx, key []byte, items [][]byte, p redisc
 				var err error
 				inserted := true
 				// A new sub-filter is reserved against maxmemory
-				// before it is allocated (ErrOOM for this item).
+				// before it is allocated; one that does not fit
+				// maxmemory's room gets the error of a sub-filter over
+				// the per-filter budget, for this item.
 				if mode.nx() {
 					inserted, err = f.InsertNXReserve(it, c.Reserve)
 				} else {
 					err = f.InsertReserve(it, c.Reserve)
+				}
+				if errors.Is(err, rediscuckoo.ErrOOM) {
+					err = rediscuckoo.ErrInsufficientMemory
 				}
 				switch {
 				case errors.Is(err, rediscuckoo.ErrFull):
@@ -699,7 +707,7 @@ func (h *handlers) loadHeaderCommon(c *command.Ctx, key, data []byte, maxFilters
 		if needHeader {
 			budget := h.s.budgetFor(c)
 			if n, ok := rediscuckoo.HeaderMemoryUsage(data, maxFilters, budget); ok && !c.Reserve(uint64(len(key))+n) {
-				c.R.Error(command.ErrOOM)
+				c.R.Error(string(rediscuckoo.ErrCreateMemory)) // does not fit maxmemory's room
 				return
 			}
 			var err error

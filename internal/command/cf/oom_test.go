@@ -9,7 +9,6 @@ import (
 	"github.com/probly/probly/internal/rediscuckoo"
 )
 
-const oomReply = commandtest.OOMReply
 
 func (e *env) runReserve(replay bool, room uint64, args ...string) (reply string, asked uint64) {
 	return commandtest.RunReserve(e.tab, e.store, e.cfg, replay, room, args...)
@@ -59,9 +58,10 @@ func TestMaxMemoryReplay(t *testing.T) {
 }
 
 // A CF.ADD / CF.ADDNX that makes the filter grow reserves exactly the new
-// sub-filter's memory before allocating it; refused, it answers OOM and
-// changes and logs nothing. CF.INSERT answers OOM for each item that
-// needs the growth.
+// sub-filter's memory before allocating it; refused (no room under
+// maxmemory), it answers RedisBloom's "ERR Insufficient memory", as for a
+// sub-filter over the budget, and changes and logs nothing. CF.INSERT
+// answers it for each item that needs the growth.
 func TestMaxMemoryReserveGrowth(t *testing.T) {
 	e := newEnv(t)
 	p := rediscuckoo.Params{Capacity: 8, BucketSize: 2, MaxIterations: 20, Expansion: 4}
@@ -101,7 +101,7 @@ func TestMaxMemoryReserveGrowth(t *testing.T) {
 	_ = sim.Insert([]byte(item))
 	_, item = grows("g", i+1)
 	got, asked := e.runReserve(false, 0, "CF.INSERT", "g", "ITEMS", item, item)
-	if want := "*2\r\n" + oomReply + oomReply; got != want || asked == 0 {
+	if want := "*2\r\n" + commandtest.CFNoGrowthReply + commandtest.CFNoGrowthReply; got != want || asked == 0 {
 		t.Fatalf("CF.INSERT under a full maxmemory = %q (asked %d), want %q", got, asked, want)
 	}
 	if got := e.do(2, "CF.INFO", "g"); !strings.Contains(got, "+Number of filters\r\n:3\r\n") {

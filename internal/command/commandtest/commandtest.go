@@ -195,6 +195,25 @@ func (r *RandInts) Next() []byte {
 // OOMReply is the reply of a write refused by maxmemory.
 const OOMReply = "-" + command.ErrOOM + "\r\n"
 
+// Replies of a Bloom or cuckoo filter that does not fit maxmemory's room:
+// RedisBloom's errors for a filter over its per-filter budget, for a
+// creation (NoRoomReply), a Bloom growth and a cuckoo growth.
+const (
+	NoRoomReply     = "-ERR Insufficient memory to create filter\r\n"
+	BFNoGrowthReply = "-ERR problem inserting into filter\r\n"
+	CFNoGrowthReply = "-ERR Insufficient memory\r\n"
+)
+
+// refusedReply reports whether reply is a maxmemory refusal (OOMReply, or
+// a filter's no-room reply).
+func refusedReply(reply string) bool {
+	switch reply {
+	case OOMReply, NoRoomReply, BFNoGrowthReply, CFNoGrowthReply:
+		return true
+	}
+	return false
+}
+
 // RunReserve runs one command (RESP2; as a replay if replay) with a
 // Ctx.ReserveMem that admits reservations while their sum stays within
 // room, and returns the reply and the bytes asked for.
@@ -217,14 +236,14 @@ func valueState(store *keyspace.Store, key string) string {
 
 // CheckReserve runs args (a command whose key is args[1]) first with every
 // maxmemory reservation refused: a command that creates a value must
-// answer OOM and change and log nothing. Then (or if it reserved nothing)
+// answer OOM (a filter: its no-room reply) and change and log nothing. Then (or if it reserved nothing)
 // it must succeed with the reply want, and what it reserved must be
 // exactly the growth of store.Used, which must equal store.MemoryUsage.
 func CheckReserve(t testing.TB, tab *command.Table, store *keyspace.Store, cfg *config.Registry, log *Logger, want string, args ...string) {
 	t.Helper()
 	used, recs, st := store.Used(), len(log.Records()), valueState(store, args[1])
 	got, asked := RunReserve(tab, store, cfg, false, 0, args...)
-	if got == OOMReply {
+	if refusedReply(got) {
 		if store.Used() != used || len(log.Records()) != recs || valueState(store, args[1]) != st {
 			t.Fatalf("%s refused but changed something", args[0])
 		}
