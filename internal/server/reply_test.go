@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/command/str"
 	"github.com/probly/probly/internal/testutil"
 )
@@ -210,5 +211,48 @@ func TestClientInfoOwnReplies(t *testing.T) {
 	if obl, oll, omem, tot := clientInts(t, info, id); obl != replyStatic || oll != 1 || omem != n-replyStatic || tot < n {
 		t.Errorf("CLIENT INFO after a 20000-byte ECHO: obl=%d oll=%d omem=%d tot-mem=%d; want %d 1 %d, tot-mem ≥ %d",
 			obl, oll, omem, tot, replyStatic, n-replyStatic, n)
+	}
+}
+
+// The reply buffer is kept from batch to batch while it stays within
+// countedBuf, and dropped after a batch whose replies grew it past that
+// (the read buffers' policy); one of 1 MiB or more counts toward
+// returning memory to the OS.
+func TestReplyBufferShrinks(t *testing.T) {
+	conn := &replayConn{}
+	c := pathClient(t, conn)
+	conn.req = []byte(cmd("PING"))
+	if !c.batch() {
+		t.Fatal("batch ended the connection")
+	}
+	small := c.wr.Cap()
+	if small == 0 || small > countedBuf {
+		t.Fatalf("reply buffer after PING: cap %d", small)
+	}
+	big := strings.Repeat("x", 2<<20)
+	c.exec(commandtest.Argv("SET", "big", big))
+	c.wr.Reset()
+	conn.req = []byte(cmd("GET", "big"))
+	released := c.s.released.Load()
+	if !c.batch() {
+		t.Fatal("batch ended the connection")
+	}
+	if got := string(conn.out); got != "$"+strconv.Itoa(len(big))+"\r\n"+big+"\r\n" {
+		t.Fatalf("GET reply: %d bytes", len(got))
+	}
+	if c.wr.Cap() != 0 {
+		t.Errorf("reply buffer after a 2 MiB reply: cap %d, want dropped", c.wr.Cap())
+	}
+	if c.s.released.Load()-released < 2<<20 {
+		t.Errorf("released grew by %d, want ≥ 2 MiB", c.s.released.Load()-released)
+	}
+	conn.req = []byte(cmd("PING"))
+	for range 2 {
+		if !c.batch() {
+			t.Fatal("batch ended the connection")
+		}
+	}
+	if c.wr.Cap() == 0 || c.wr.Cap() > countedBuf || string(conn.out) != "+PONG\r\n" {
+		t.Errorf("after PINGs: cap %d, reply %q", c.wr.Cap(), conn.out)
 	}
 }
