@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -20,8 +19,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/tidwall/redcon"
 
 	"github.com/probly/probly/internal/codec"
 	"github.com/probly/probly/internal/command"
@@ -338,7 +335,7 @@ func shutdownSnapshot(db *persist.DB, store *keyspace.Store) error {
 // dropping data. Records of commands that are never logged (admin
 // commands, containers and their subcommands) are refused.
 func Replayer(table *command.Table, cfg *config.Registry, store *keyspace.Store) func(args [][]byte) error {
-	w := redcon.NewWriter(io.Discard) // never flushed: SetBuffer drops each reply
+	w := new(resp.Writer) // never flushed: Reset drops each reply
 	c := &command.Ctx{R: resp.New(w, 2), Store: store, Config: cfg,
 		Conn: &command.Conn{Proto: 2, Authed: true}, Server: &replayServer{store: store, table: table}, Replay: true}
 	policy := &command.Policy{Internal: true, Admit: command.AdmitFunc(func(_ *command.Ctx, spec *command.Spec) string {
@@ -353,7 +350,7 @@ func Replayer(table *command.Table, cfg *config.Registry, store *keyspace.Store)
 		if len(args) == 0 {
 			return errors.New("app: empty log record")
 		}
-		w.SetBuffer(nil)
+		w.Reset()
 		c.Args = args
 		o := table.Run(c, policy)
 		c.Args = nil

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/keyspace"
@@ -39,7 +37,7 @@ func TestAsViewUpdate(t *testing.T) {
 	log := &commandtest.Logger{}
 	store := keyspace.New(log)
 	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
+	w := resp.NewWriter(&buf)
 	c := &command.Ctx{R: resp.New(w, 2), Store: store}
 	reply := func() string {
 		t.Helper()

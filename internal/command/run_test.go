@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/resp"
 )
@@ -32,7 +30,7 @@ func TestRun(t *testing.T) {
 		}},
 	)
 	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
+	w := resp.NewWriter(&buf)
 	c := &command.Ctx{R: resp.New(w, 2)}
 	run := func(p *command.Policy, args ...string) (string, command.Outcome) {
 		t.Helper()
@@ -41,7 +39,7 @@ func TestRun(t *testing.T) {
 			c.Args = append(c.Args, []byte(a))
 		}
 		buf.Reset()
-		w.SetBuffer(nil)
+		w.Reset()
 		o := tab.Run(c, p)
 		if err := w.Flush(); err != nil {
 			t.Fatal(err)
@@ -96,7 +94,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("Admit asked %d times, want 2", admitted)
 	}
 	c.Args = [][]byte{[]byte("OK")}
-	if a := testing.AllocsPerRun(100, func() { w.SetBuffer(nil); tab.Run(c, plain) }); a != 0 {
+	if a := testing.AllocsPerRun(100, func() { w.Reset(); tab.Run(c, plain) }); a != 0 {
 		t.Errorf("Run allocates %v times", a)
 	}
 }

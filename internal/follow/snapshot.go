@@ -24,8 +24,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
@@ -395,8 +393,7 @@ type tableRunner struct {
 	table  *command.Table
 	ctx    command.Ctx
 	conn   command.Conn
-	out    bytes.Buffer
-	w      *redcon.Writer
+	w      resp.Writer
 	maxSeq uint64 // highest AOF sequence written (for Deps.Wait)
 }
 
@@ -406,8 +403,7 @@ var runPolicy = command.Policy{Internal: true}
 
 func newTableRunner(t *command.Table, store *keyspace.Store, cfg *config.Registry, srv command.Server) *tableRunner {
 	r := &tableRunner{table: t, conn: command.Conn{ID: -1, Proto: 2, Authed: true, Name: "follow"}}
-	r.w = redcon.NewWriter(&r.out)
-	r.ctx = command.Ctx{R: resp.New(r.w, 2), Store: store, Config: cfg, Conn: &r.conn, Server: srv}
+	r.ctx = command.Ctx{R: resp.New(&r.w, 2), Store: store, Config: cfg, Conn: &r.conn, Server: srv}
 	return r
 }
 
@@ -415,8 +411,7 @@ func newTableRunner(t *command.Table, store *keyspace.Store, cfg *config.Registr
 // call) and the AOF sequence it wrote; an error reply, at any depth, is an
 // error (the outcome's, not parsed from the reply).
 func (r *tableRunner) do(args ...[]byte) ([]byte, uint64, error) {
-	r.out.Reset()
-	r.w.SetBuffer(nil)
+	r.w.Reset()
 	r.ctx.Args = args
 	o := r.runGated()
 	r.ctx.Args = nil
@@ -424,13 +419,10 @@ func (r *tableRunner) do(args ...[]byte) ([]byte, uint64, error) {
 	if !o.Ran {
 		return nil, 0, fmt.Errorf("follow: cannot run %s", args[0])
 	}
-	if err := r.w.Flush(); err != nil {
-		return nil, o.Seq, err
-	}
 	if o.Failed {
 		return nil, o.Seq, fmt.Errorf("%s: %s", o.Spec.Name, o.Err)
 	}
-	return r.out.Bytes(), o.Seq, nil
+	return r.w.Bytes(), o.Seq, nil
 }
 
 // runGated runs r.ctx.Args through the table holding the store's command
@@ -447,11 +439,8 @@ func (r *tableRunner) runGated() command.Outcome {
 func (r *tableRunner) run(args ...[]byte) ([]byte, error) {
 	reply, _, err := r.do(args...)
 	reply = bytes.Clone(reply)
-	if r.out.Cap() > 4<<10 {
-		r.out = bytes.Buffer{} // do not keep a large chunk's buffer
-		r.w = redcon.NewWriter(&r.out)
-		r.ctx.R = resp.New(r.w, 2)
-	}
+	r.w.Reset()
+	r.w.Shrink(4 << 10) // do not keep a large chunk's buffer
 	return reply, err
 }
 

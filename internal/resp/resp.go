@@ -1,21 +1,16 @@
 // Package resp is probly's side of the Redis protocol: Parser reads
 // requests (parse.go: bounded, incremental, Redis 7's framing and error
-// texts, arguments aliasing the read buffer), and Reply writes RESP2 and
-// RESP3 replies on top of tidwall/redcon's Writer. Handlers write through
-// Reply so the same code answers both protocol versions: RESP3-only types
-// (booleans, maps, null) degrade to their RESP2 forms as Redis does.
+// texts, arguments aliasing the read buffer), Writer buffers replies
+// (writer.go) and Reply writes RESP2 and RESP3 replies through a Writer.
+// Handlers write through Reply so the same code answers both protocol
+// versions: RESP3-only types (booleans, maps, null) degrade to their RESP2
+// forms as Redis does.
 package resp
-
-import (
-	"strconv"
-
-	"github.com/tidwall/redcon"
-)
 
 // Reply is the reply side of one client connection. It is owned by the
 // connection's goroutine and is not safe for concurrent use.
 type Reply struct {
-	W     *redcon.Writer
+	W     *Writer
 	Proto int // 2 or 3
 	// Errors counts the error replies written through Error (the server
 	// reads it to tell a command's outcome for metrics).
@@ -34,18 +29,18 @@ type Reply struct {
 }
 
 // New returns a Reply writing to w in protocol version proto (2 or 3).
-func New(w *redcon.Writer, proto int) *Reply { return &Reply{W: w, Proto: proto} }
+func New(w *Writer, proto int) *Reply { return &Reply{W: w, Proto: proto} }
 
 // SimpleString writes +s.
 func (r *Reply) SimpleString(s string) {
 	r.Writes++
-	r.W.WriteString(s)
+	r.W.WriteSimpleString(s)
 }
 
 // OK writes +OK.
 func (r *Reply) OK() {
 	r.Writes++
-	r.W.WriteString("OK")
+	r.W.WriteRawString("+OK\r\n")
 }
 
 // Error writes -msg verbatim. msg carries its own code, e.g. "ERR not found"
@@ -62,7 +57,7 @@ func (r *Reply) Error(msg string) {
 // Int writes :n.
 func (r *Reply) Int(n int64) {
 	r.Writes++
-	r.W.WriteInt64(n)
+	r.W.WriteInt(n)
 }
 
 // Bulk writes a binary-safe bulk string.
@@ -83,7 +78,7 @@ func (r *Reply) BulkString(s string) {
 func (r *Reply) Null() {
 	r.Writes++
 	if r.Proto >= 3 {
-		r.W.WriteRaw([]byte("_\r\n"))
+		r.W.WriteRawString("_\r\n")
 		return
 	}
 	r.W.WriteNull()
@@ -93,10 +88,10 @@ func (r *Reply) Null() {
 func (r *Reply) NullArray() {
 	r.Writes++
 	if r.Proto >= 3 {
-		r.W.WriteRaw([]byte("_\r\n"))
+		r.W.WriteRawString("_\r\n")
 		return
 	}
-	r.W.WriteRaw([]byte("*-1\r\n"))
+	r.W.WriteArray(-1)
 }
 
 // Bool writes #t/#f in RESP3 and :1/:0 in RESP2.
@@ -104,16 +99,16 @@ func (r *Reply) Bool(b bool) {
 	r.Writes++
 	if r.Proto >= 3 {
 		if b {
-			r.W.WriteRaw([]byte("#t\r\n"))
+			r.W.WriteRawString("#t\r\n")
 		} else {
-			r.W.WriteRaw([]byte("#f\r\n"))
+			r.W.WriteRawString("#f\r\n")
 		}
 		return
 	}
 	if b {
-		r.W.WriteInt(1)
+		r.W.WriteRawString(":1\r\n")
 	} else {
-		r.W.WriteInt(0)
+		r.W.WriteRawString(":0\r\n")
 	}
 }
 
@@ -127,7 +122,7 @@ func (r *Reply) Array(n int) {
 func (r *Reply) Map(n int) {
 	r.Writes++
 	if r.Proto >= 3 {
-		r.W.WriteRaw([]byte("%" + strconv.Itoa(n) + "\r\n"))
+		r.W.WriteAggregate('%', n)
 		return
 	}
 	r.W.WriteArray(2 * n)
@@ -137,7 +132,7 @@ func (r *Reply) Map(n int) {
 func (r *Reply) Set(n int) {
 	r.Writes++
 	if r.Proto >= 3 {
-		r.W.WriteRaw([]byte("~" + strconv.Itoa(n) + "\r\n"))
+		r.W.WriteAggregate('~', n)
 		return
 	}
 	r.W.WriteArray(n)
@@ -147,13 +142,13 @@ func (r *Reply) Set(n int) {
 // as Redis 8 spells doubles (AppendDouble).
 func (r *Reply) Double(f float64) {
 	r.Writes++
-	var buf [40]byte
 	if r.Proto >= 3 {
-		b := append(buf[:0], ',')
-		b = AppendDouble(b, f)
-		r.W.WriteRaw(append(b, '\r', '\n'))
+		w := r.W
+		w.b = AppendDouble(append(w.b, ','), f)
+		w.b = append(w.b, '\r', '\n')
 		return
 	}
+	var buf [40]byte
 	r.W.WriteBulk(AppendDouble(buf[:0], f))
 }
 
@@ -166,5 +161,9 @@ func (r *Reply) Verbatim(s string) {
 	}
 	r.Writes++
 	r.BulkBytes += uint64(len(s))
-	r.W.WriteRaw([]byte("=" + strconv.Itoa(len(s)+4) + "\r\ntxt:" + s + "\r\n"))
+	w := r.W
+	w.WriteAggregate('=', len(s)+4)
+	w.b = append(w.b, "txt:"...)
+	w.b = append(w.b, s...)
+	w.b = append(w.b, '\r', '\n')
 }

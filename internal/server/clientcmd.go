@@ -163,6 +163,7 @@ func (c *client) line(cur [][]byte) string {
 		qbuf, qfree = c.queryBuf()
 	}
 	held := c.held.Load()
+	obl, oll, omem := c.outputBuf(cur != nil)
 	age := int64(time.Since(c.ops.created) / time.Second)
 	idle := (s.now() - c.last.Load()) / 1000
 	if cur != nil {
@@ -177,7 +178,7 @@ func (c *client) line(cur [][]byte) string {
 	return "id=" + i64(c.conn.ID) + " addr=" + c.conn.Addr + " laddr=" + laddr + " fd=" + itoa(connFD(c.nc)) +
 		" name=" + name + " age=" + i64(age) + " idle=" + i64(max(idle, 0)) + " flags=" + flags +
 		" db=0 sub=0 psub=0 ssub=0 multi=" + itoa(multi) +
-		" qbuf=" + itoa(qbuf) + " qbuf-free=" + itoa(qfree) + " argv-mem=" + itoa(argv) + " multi-mem=0 obl=0 oll=0 omem=0 tot-mem=" + i64(held+int64(argv)) +
+		" qbuf=" + itoa(qbuf) + " qbuf-free=" + itoa(qfree) + " argv-mem=" + itoa(argv) + " multi-mem=0 obl=" + i64(obl) + " oll=" + i64(oll) + " omem=" + i64(omem) + " tot-mem=" + i64(held+int64(argv)+obl+omem) +
 		" events=r cmd=" + cmd + " user=" + user + " redir=-1 resp=" + itoa(proto) +
 		" lib-name=" + libName + " lib-ver=" + libVer + "\n"
 }

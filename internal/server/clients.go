@@ -91,16 +91,23 @@ func (c *client) refreshHeld() { c.setHeld(c.bufHeld) }
 
 // shrinkBuffer replaces a read buffer that grew past countedBuf by a
 // fresh small one when what it holds unconsumed fits (resp.Parser.Shrink).
-// Called after a batch.
+// Called after a batch. The reply buffer follows the same policy
+// (flushReplies).
 func (c *client) shrinkBuffer() {
 	old := c.in.Shrink()
 	if old == 0 {
 		return
 	}
-	if old >= freeOSBuf {
-		c.s.released.Add(uint64(old))
-	}
+	c.s.dropped(old)
 	c.observeBuffer()
+}
+
+// dropped counts a connection buffer of size bytes that was let go: one
+// of freeOSBuf or more counts toward returning memory to the OS.
+func (s *Server) dropped(size int) {
+	if size >= freeOSBuf {
+		s.released.Add(uint64(size))
+	}
 }
 
 // closeBuffers gives back the connection's share of the input-buffer
@@ -166,6 +173,7 @@ func (s *Server) reap(stop <-chan struct{}) {
 			s.evictClients()
 		case <-t.C:
 			s.clock.Store(int64(time.Since(s.start) / time.Millisecond))
+			s.outPeak.advance(s.now())
 			if s.idleTimeout.Load() > 0 {
 				s.closeIdle()
 			}

@@ -63,7 +63,7 @@ func TestDispatchAllocs(t *testing.T) {
 	for _, args := range [][][]byte{exists, add} {
 		if a := testing.AllocsPerRun(200, func() {
 			c.exec(args)
-			c.wr.SetBuffer(nil)
+			c.wr.Reset()
 		}); a != 0 {
 			t.Fatalf("%s: %v allocations per command", args[0], a)
 		}
@@ -99,7 +99,7 @@ func BenchmarkDispatch(b *testing.B) {
 					args[2] = items.Next()
 				}
 				c.exec(args)
-				c.wr.SetBuffer(nil)
+				c.wr.Reset()
 			}
 		})
 	}

@@ -169,9 +169,9 @@ func (s *Server) infoClients(b *infoBuf) {
 	b.kv("cluster_connections", 0)
 	b.kv("maxclients", s.maxClients.Load())
 	// The largest input buffer counted (above the 32 KiB a connection
-	// holds anyway); replies are not held between batches.
+	// holds anyway), now; the largest omem of the last 8 s (reply.go).
 	b.kv("client_recent_max_input_buffer", maxIn)
-	b.kv("client_recent_max_output_buffer", 0)
+	b.kv("client_recent_max_output_buffer", s.outPeak.max())
 	b.kv("blocked_clients", 0)
 	b.kv("tracking_clients", 0)
 	b.kv("clients_in_timeout_table", 0)

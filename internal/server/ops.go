@@ -100,8 +100,7 @@ func (s *Server) initOps() {
 // connection's goroutine: name is the registered name (UnknownCommand if
 // none), o the outcome, args the request (valid only until it returns),
 // d the time spent dispatching and running it, failed whether its reply
-// holds an error, mark the reply buffer's length before the command (-1
-// when it was not taken: reply mode on and neither EXEC nor CLIENT).
+// holds an error, mark the reply buffer's length before the command.
 //
 // It feeds INFO commandstats/errorstats, SLOWLOG, LATENCY, MONITOR and the
 // Observer (metrics): the one place a command's duration is used. The
@@ -116,7 +115,7 @@ func (c *client) finished(name string, o *command.Outcome, args [][]byte, d time
 	if o.Spec == c.s.execSpec && o.Failed {
 		// EXEC failed only if its own reply is an error (EXECABORT …):
 		// the errors of the commands it ran count as theirs, as Redis.
-		b := c.wr.Buffer()
+		b := c.wr.Bytes()
 		top := *o
 		top.Failed = len(b) > mark && b[mark] == '-'
 		o = &top
@@ -126,7 +125,7 @@ func (c *client) finished(name string, o *command.Outcome, args [][]byte, d time
 		c.s.countError(c.reply.FirstErr, o.Err)
 	}
 	c.publish()
-	if c.ops.reply != replyOn && mark >= 0 {
+	if c.ops.reply != replyOn {
 		c.suppressReply(mark)
 	}
 }
@@ -254,9 +253,7 @@ func (c *client) publish() {
 // suppressReply implements CLIENT REPLY OFF|SKIP: the command's reply is
 // dropped from the buffer.
 func (c *client) suppressReply(mark int) {
-	if b := c.wr.Buffer(); len(b) > mark {
-		c.wr.SetBuffer(b[:mark])
-	}
+	c.wr.Truncate(mark)
 	switch c.ops.reply {
 	case replySkip:
 		c.ops.reply = replySkipOne

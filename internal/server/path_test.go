@@ -80,7 +80,7 @@ func pathClient(tb testing.TB, conn *replayConn) *client {
 	if c.reply.Errors != 0 {
 		tb.Fatalf("setup: %d error replies", c.reply.Errors)
 	}
-	c.wr.SetBuffer(nil)
+	c.wr.Reset()
 	return c
 }
 

@@ -321,7 +321,7 @@ func TestClientEvictionRSS(t *testing.T) {
 	}
 	t.Logf("RSS: start %d MB, peak %d MB; body bytes written per connection %v", base>>20, peak.Load()>>20, written)
 	// 16 MiB of counted buffers, the doubling that takes a buffer over
-	// the limit before its connection is closed, the copies redcon makes
+	// the limit before its connection is closed, the copies the parser makes
 	// when it grows a buffer and garbage awaiting collection: measured
 	// 150-180 MB over the start; without the limit, 8 × 512 MiB.
 	if limit := base + 250<<20; !raceEnabled && peak.Load() >= limit {

@@ -67,12 +67,13 @@
 // Requests are parsed by internal/resp's Parser (read.go): bounded,
 // incremental, with Redis 7's framing and error texts; a command's
 // arguments alias the connection's read buffer and are valid until its
-// handler returns (command.Ctx.Args). Replies are written with redcon's
-// Writer. Per batch of pipelined commands: one read(2), one write(2).
+// handler returns (command.Ctx.Args). Replies are buffered in the
+// connection's resp.Writer (reply.go). Per batch of pipelined commands:
+// one read(2), one write(2).
 //
-// Cost: one goroutine and a 4–32 KiB read buffer per idle connection
-// (larger read buffers are dropped after their batch); reply buffers
-// grow to the largest reply batch seen. One housekeeping goroutine per
+// Cost: one goroutine, a 4–32 KiB read buffer and a reply buffer of up to
+// 32 KiB per idle connection (larger buffers of either kind are dropped
+// after their batch). One housekeeping goroutine per
 // server (clients.go) wakes every 250 ms.
 package server
 
@@ -92,8 +93,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/tidwall/redcon"
 
 	"github.com/probly/probly/internal/acl"
 	"github.com/probly/probly/internal/command"
@@ -262,6 +261,7 @@ type Server struct {
 	nextID    atomic.Int64
 	connected atomic.Int64
 	stats     counters
+	outPeak   peakSlots // INFO client_recent_max_output_buffer (reply.go)
 
 	extraInfo []extraInfoSection // AddInfoSection (info.go)
 	ops       opsState           // CLIENT, MONITOR, SLOWLOG, LATENCY, commandstats (ops.go)
@@ -720,7 +720,8 @@ type client struct {
 	clock    time.Duration // monotonic time (since s.start) of the last command's end
 	nc       net.Conn
 	in       resp.Parser // requests (read.go); arguments alias its buffer
-	wr       *redcon.Writer
+	wr       resp.Writer // replies of the batch (reply.go)
+	out      outState    // what CLIENT LIST shows of wr (reply.go)
 	reply    resp.Reply
 	conn     command.Conn
 	ctx      command.Ctx
@@ -766,8 +767,8 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.ops.multiN, c.ops.protoN = -1, 2
 	c.in.Scrub = ScrubInput
 	c.last.Store(s.now())
-	c.wr = redcon.NewWriter(countingWriter{w: nc, out: &s.stats.out})
-	c.reply = resp.Reply{W: c.wr, Proto: 2}
+	c.wr.SetOutput(countingWriter{w: nc, out: &s.stats.out})
+	c.reply = resp.Reply{W: &c.wr, Proto: 2}
 	if s.obs != nil {
 		c.rec = s.obs.Recorder()
 	}
@@ -898,14 +899,14 @@ func (c *client) settle(n int, maxSeq uint64) bool {
 			c.s.log.Error("waiting for durability failed; failing the batch",
 				"conn_id", c.conn.ID, "seq", maxSeq, "err", err)
 			msg := durabilityError(err)
-			c.wr.SetBuffer(nil)
+			c.wr.Reset()
 			for range n {
 				c.wr.WriteError(msg)
 			}
 			c.s.stats.errors.Add(uint64(n))
 		}
 	}
-	return c.wr.Flush() == nil
+	return c.flushReplies()
 }
 
 // durabilityErr answers every command of a pipeline whose writes could
@@ -939,13 +940,10 @@ func (c *client) readError(err error) {
 // clock): a command's duration ends where the next one's starts.
 func (c *client) exec(args [][]byte) {
 	c.ctx.Seq = 0
-	errs, mark := c.reply.Errors, -1
-	if c.ops.reply != replyOn || isExec(args[0]) || isClient(args[0]) {
-		// finished needs the reply's start: to drop it (CLIENT REPLY
-		// OFF|SKIP, or the CLIENT REPLY command itself) or to read EXEC's
-		// own reply. redcon's Buffer copies, so only then.
-		mark = len(c.wr.Buffer())
-	}
+	// The reply's start: finished drops the reply from there (CLIENT
+	// REPLY OFF|SKIP, and the CLIENT REPLY command itself) or reads
+	// EXEC's own reply there.
+	errs, mark := c.reply.Errors, c.wr.Len()
 	name, o := c.dispatch(args)
 	now := time.Since(c.s.start)
 	c.finished(name, &o, args, now-c.clock, c.reply.Errors != errs, mark)

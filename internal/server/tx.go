@@ -139,11 +139,6 @@ func isExec(name []byte) bool {
 	return len(name) == 4 && name[0]|0x20 == 'e' && strings.EqualFold(string(name), "exec")
 }
 
-// isClient reports whether name is CLIENT, in any case.
-func isClient(name []byte) bool {
-	return len(name) == 6 && name[0]|0x20 == 'c' && strings.EqualFold(string(name), "client")
-}
-
 // endTx drops the queue and the watched keys and leaves MULTI.
 func (c *client) endTx() {
 	clear(c.tx.queue)
@@ -273,7 +268,7 @@ func (c *client) Exec(ctx *command.Ctx) {
 		}
 		c.tx.execing = false
 	}()
-	mark := len(c.wr.Buffer())
+	mark := c.wr.Len()
 	c.tx.execing = true
 	ctx.R.Array(len(c.tx.queue))
 	var maxSeq uint64
@@ -298,7 +293,7 @@ func (c *client) Exec(ctx *command.Ctx) {
 			// The unit has no end record: recovery drops it whole, so no
 			// reply may say that any of it is durable.
 			c.s.log.Error("closing a transaction in the AOF failed", "conn_id", c.conn.ID, "err", err)
-			c.wr.SetBuffer(c.wr.Buffer()[:mark])
+			c.wr.Truncate(mark)
 			ctx.R.Error("ERR " + err.Error())
 		}
 		maxSeq = max(maxSeq, seq)

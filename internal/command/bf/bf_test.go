@@ -15,7 +15,6 @@ import (
 	"github.com/probly/probly/internal/keyspace"
 	"github.com/probly/probly/internal/redisbloom"
 	"github.com/probly/probly/internal/resp"
-	"github.com/tidwall/redcon"
 )
 
 // strVal stands in for a value of another type (a Redis string).
@@ -625,7 +624,7 @@ func BenchmarkBFAdd(b *testing.B) {
 	e.store = keyspace.New(nil)
 	spec := e.tab.Lookup([]byte("bf.add"))
 	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
+	w := resp.NewWriter(&buf)
 	ctx := &command.Ctx{R: resp.New(w, 2), Store: e.store, Config: e.cfg}
 	args := commandtest.Argv("BF.ADD", "key", "")
 	i := 0
@@ -645,7 +644,7 @@ func BenchmarkBFExists(b *testing.B) {
 	e.do(2, "BF.ADD", "key", "x")
 	spec := e.tab.Lookup([]byte("bf.exists"))
 	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
+	w := resp.NewWriter(&buf)
 	ctx := &command.Ctx{R: resp.New(w, 2), Store: e.store, Config: e.cfg}
 	args := commandtest.Argv("BF.EXISTS", "key", "")
 	i := 0

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/config"
 	"github.com/probly/probly/internal/keyspace"
@@ -44,17 +42,13 @@ func Run(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto 
 
 // RunOutcome is Run that returns the command's Outcome as well.
 func RunOutcome(tab *command.Table, store *keyspace.Store, cfg *config.Registry, proto int, args [][]byte, opts ...Option) (string, command.Outcome) {
-	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
-	ctx := &command.Ctx{Args: args, R: resp.New(w, proto), Store: store, Config: cfg}
+	var w resp.Writer
+	ctx := &command.Ctx{Args: args, R: resp.New(&w, proto), Store: store, Config: cfg}
 	for _, o := range opts {
 		o(ctx)
 	}
 	o := tab.Run(ctx, &command.Policy{Internal: true})
-	if err := w.Flush(); err != nil {
-		panic(err)
-	}
-	return buf.String(), o
+	return string(w.Bytes()), o
 }
 
 // Argv converts strings to a command's argument vector.
@@ -126,14 +120,13 @@ func (d *Discard) Append([][]byte) (uint64, error) {
 }
 
 // Bencher runs one command repeatedly the way the server does
-// (command.Table.Run, then flush of the reply), reusing its Ctx and reply
+// (command.Table.Run into a reused reply buffer), reusing its Ctx and reply
 // buffer, so that a benchmark's allocs/op counts the handler's allocations
 // only (Run itself allocates nothing).
 type Bencher struct {
 	tab *command.Table
 	ctx command.Ctx
-	buf bytes.Buffer
-	w   *redcon.Writer
+	w   resp.Writer
 }
 
 // NewBencher returns a Bencher for the command called name in tab. It
@@ -143,21 +136,17 @@ func NewBencher(tab *command.Table, store *keyspace.Store, cfg *config.Registry,
 		panic("commandtest: unknown command " + name)
 	}
 	b := &Bencher{tab: tab}
-	b.w = redcon.NewWriter(&b.buf)
-	b.ctx = command.Ctx{R: resp.New(b.w, proto), Store: store, Config: cfg}
+	b.ctx = command.Ctx{R: resp.New(&b.w, proto), Store: store, Config: cfg}
 	return b
 }
 
 // Do runs args (args[0] is the command name) and returns the reply bytes,
 // valid until the next Do.
 func (b *Bencher) Do(args [][]byte) []byte {
-	b.buf.Reset()
+	b.w.Reset()
 	b.ctx.Args = args
 	b.tab.Run(&b.ctx, &benchPolicy)
-	if err := b.w.Flush(); err != nil {
-		panic(err)
-	}
-	return b.buf.Bytes()
+	return b.w.Bytes()
 }
 
 var benchPolicy = command.Policy{Internal: true}

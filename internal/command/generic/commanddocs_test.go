@@ -15,8 +15,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/probly/probly/internal/app"
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/commandtest"
@@ -65,7 +63,7 @@ func do(t testing.TB, tab *command.Table, proto int, args ...string) string {
 		t.Fatalf("COMMAND %q: no such subcommand or wrong arity", args)
 	}
 	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
+	w := resp.NewWriter(&buf)
 	spec.Handler(&command.Ctx{Args: argv, R: resp.New(w, proto), Conn: &command.Conn{Proto: proto, Authed: true},
 		Server: tableServer{tab: tab}})
 	if err := w.Flush(); err != nil {

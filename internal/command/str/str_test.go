@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/probly/probly/internal/command"
 	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/config"
@@ -619,7 +617,7 @@ func BenchmarkGet(b *testing.B) {
 	e.do(2, "SET", "key", strings.Repeat("v", 64))
 	spec := e.tab.Lookup([]byte("get"))
 	var buf bytes.Buffer
-	w := redcon.NewWriter(&buf)
+	w := resp.NewWriter(&buf)
 	ctx := &command.Ctx{R: resp.New(w, 2), Store: e.store, Config: e.cfg, Args: commandtest.Argv("GET", "key")}
 	for b.Loop() {
 		spec.Handler(ctx)
