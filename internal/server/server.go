@@ -70,9 +70,11 @@
 // handler returns (command.Ctx.Args). Replies are written with redcon's
 // Writer. Per batch of pipelined commands: one read(2), one write(2).
 //
-// Cost: one goroutine and a 4–32 KiB read buffer per idle connection
-// (larger read buffers are dropped after their batch); reply buffers
-// grow to the largest reply batch seen. One housekeeping goroutine per
+// Cost: one goroutine per idle connection; over TCP and Unix sockets an
+// idle connection holds no read buffer (it waits on its descriptor and
+// takes a pooled 4–32 KiB buffer when bytes arrive, read.go; TLS
+// connections keep theirs), and larger read buffers are dropped after
+// their batch; reply buffers grow to the largest reply batch seen. One housekeeping goroutine per
 // server (clients.go) wakes every 250 ms.
 package server
 
@@ -719,6 +721,7 @@ type client struct {
 	clock    time.Duration // monotonic time (since s.start) of the last command's end
 	nc       net.Conn
 	in       resp.Parser // requests (read.go); arguments alias its buffer
+	rd       rawReader   // reads in through the descriptor (read.go)
 	wr       *redcon.Writer
 	reply    resp.Reply
 	conn     command.Conn
@@ -764,6 +767,7 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.ops.proto.Store(2)
 	c.ops.multiN, c.ops.protoN = -1, 2
 	c.in.Scrub = ScrubInput
+	c.rd.init(nc, &c.in)
 	c.last.Store(s.now())
 	c.wr = redcon.NewWriter(countingWriter{w: nc, out: &s.stats.out})
 	c.reply = resp.Reply{W: c.wr, Proto: 2}
@@ -886,6 +890,12 @@ func (c *client) settle(n int, maxSeq uint64) bool {
 			err = c.s.flusher.Flush()
 		}
 		if err == nil && maxSeq > 0 {
+			if n > 1 {
+				// A pipelined batch lets the other runnable connections
+				// log their batches first, so one write(2) of the AOF
+				// covers them all (read.go, yieldPipelined).
+				runtime.Gosched()
+			}
 			err = p.Wait(maxSeq)
 		}
 		if err != nil {
@@ -904,6 +914,7 @@ func (c *client) settle(n int, maxSeq uint64) bool {
 			c.s.stats.errors.Add(uint64(n))
 		}
 	}
+	c.rd.pipelined = n > 1
 	return c.wr.Flush() == nil
 }
 
