@@ -48,11 +48,17 @@ func availableMemory() uint64 { return sysmem.Available() }
 // last collection and nonHeap the runtime's own memory outside the heap
 // (stacks, GC metadata). Below the limit the collector behaves as with
 // GOGC; near it, it collects earlier and returns freed pages to the OS at
-// once. The limit is never below the live heap plus an eighth and
-// tuneSlack (data ≥ live heap), so the collector cannot be driven into
-// collecting continuously by its own limit: the headroom costs about one
-// collection per data/8 + tuneSlack bytes allocated, and the large payloads (bit arrays, bucket
-// tables, registers) hold no pointers, so marking them is cheap.
+// once. Below the cap the limit is never below the live heap plus an
+// eighth and tuneSlack (data ≥ live heap), and at the cap never below the
+// live heap plus the runtime's memory and tuneSlack, so the collector
+// cannot be driven into collecting continuously by its own limit: the
+// headroom costs about one collection per data/8 + tuneSlack bytes
+// allocated, and the large payloads (bit arrays, bucket tables,
+// registers) hold no pointers, so marking them is cheap. Between two
+// ticks a burst of allocation (large requests, a load) can take the heap
+// past a limit computed before it; the runtime then collects at each
+// step, its GC CPU limiter caps that at about half the CPU, and each
+// tick (tuneEvery) raises the limit to the new live heap.
 //
 // It runs only when GOMEMLIMIT is not set (an operator's GOMEMLIMIT wins),
 // once per process for every Run (tests run several servers in one
@@ -69,7 +75,12 @@ func tunedLimit(used, live, nonHeap, hardCap uint64) uint64 {
 	data := max(used, live)
 	l := data + data/8 + nonHeap + tuneSlack
 	if hardCap > 0 && l > hardCap {
-		l = hardCap
+		// Near the cap the collector works harder, but a limit at or
+		// below the live heap would have it collect continuously (the
+		// runtime then spends up to half the CPU on it) and free
+		// nothing: the floor is the live heap, the runtime's own memory
+		// and the slack.
+		l = max(hardCap, live+nonHeap+tuneSlack)
 	}
 	return l
 }

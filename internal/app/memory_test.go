@@ -19,6 +19,11 @@ func TestTunedLimit(t *testing.T) {
 		{used: 10 * mib, live: 80 * mib, nonHeap: 0, want: 90*mib + tuneSlack},
 		// Capped.
 		{used: 1000 * mib, live: 0, nonHeap: 0, hardCap: 512 * mib, want: 512 * mib},
+		// A live heap above the cap: not below it plus the runtime's memory
+		// and the slack (a limit under the live heap collects continuously).
+		{used: 100 * mib, live: 600 * mib, nonHeap: 3 * mib, hardCap: 512 * mib, want: 603*mib + tuneSlack},
+		// A live heap just under the cap: the cap.
+		{used: 100 * mib, live: 500 * mib, nonHeap: 3 * mib, hardCap: 512 * mib, want: 512 * mib},
 		// Empty.
 		{want: tuneSlack},
 	} {
