@@ -97,9 +97,11 @@ func (c *client) fill() (int, error) {
 // the read finds bytes instead of failing with EAGAIN and parking the
 // goroutine (a read, a park and a poller wake-up saved). A lone client
 // pays one trip through the scheduler per batch. Measured at -P 16 with
-// 50 clients and the server on one core: 5–14 % less server CPU per
-// command (docs/BENCHMARKS.md, issue 18). Batches of one command (-P 1)
-// do not yield: there the measurements were mixed.
+// 50 clients and the server on one core (docs/BENCHMARKS.md, issue 18):
+// 4–14 % less server CPU per command against the same binary without the
+// yields in two A/B runs, within the noise against the base binary in a
+// third. Batches of one command (-P 1) do not yield: there the
+// measurements were mixed.
 
 // Buffer statistics for CLIENT LIST (valid on the connection's own
 // goroutine, e.g. in a command handler of that connection).
