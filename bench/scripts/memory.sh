@@ -25,8 +25,13 @@
 # Every 250 ms the script samples each server's RSS (/proc/PID/status) and
 # INFO used_memory. CSV: server,phase,t_s,rss_bytes,used_memory.
 # PROBLY=/path/to/probly measures another binary instead of building.
+# SCALE=k (default 1) multiplies both filters' capacity and items by k
+# (the HyperLogLogs stay 2,000): the fixed part of the process's memory
+# (binary, runtime, connections) does not grow with the data, so RSS ÷
+# used_memory falls as the data grows.
 set -euo pipefail
 SECS=${1:-30}
+SCALE=${SCALE:-1}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/bench/scripts/lib.sh"
 ports_free 17491 17492
@@ -57,18 +62,18 @@ sample redis "$RPID" 17491 empty 0
 sample probly "$PPID2" 17492 empty 0
 
 # RESP for redis-cli --pipe.
-python3 - "$TMP" <<'PY'
+python3 - "$TMP" "$SCALE" <<'PY'
 import sys
-tmp = sys.argv[1]
+tmp, scale = sys.argv[1], int(sys.argv[2])
 def cmd(f, *a):
     f.write(f"*{len(a)}\r\n")
     for x in a:
         x = str(x)
         f.write(f"${len(x.encode())}\r\n{x}\r\n")
 with open(f"{tmp}/probly.resp", "w") as f:
-    cmd(f, "BF.RESERVE", "bf", "0.01", "10000000")
-    cmd(f, "CF.RESERVE", "cf", "10000000")
-    for b in range(0, 2_000_000, 1000):
+    cmd(f, "BF.RESERVE", "bf", "0.01", 10_000_000 * scale)
+    cmd(f, "CF.RESERVE", "cf", 10_000_000 * scale)
+    for b in range(0, 2_000_000 * scale, 1000):
         cmd(f, "BF.MADD", "bf", *[f"item:{i}" for i in range(b, b + 1000)])
         cmd(f, "CF.INSERT", "cf", "NOCREATE", "ITEMS", *[f"item:{i}" for i in range(b, b + 1000)])
 with open(f"{tmp}/hll.resp", "w") as f:
@@ -81,7 +86,7 @@ BFB=$(redis-cli -p 17492 MEMORY USAGE bf)
 CFB=$(redis-cli -p 17492 MEMORY USAGE cf)
 redis-cli -p 17491 SETRANGE bf $((BFB - 1)) x >/dev/null
 redis-cli -p 17491 SETRANGE cf $((CFB - 1)) x >/dev/null
-echo "probly MEMORY USAGE bf $BFB cf $CFB" >&2
+echo "SCALE $SCALE: probly MEMORY USAGE bf $BFB cf $CFB" >&2
 sample redis "$RPID" 17491 loaded 0
 sample probly "$PPID2" 17492 loaded 0
 # 5 s idle between loading and the load test (the loading's transient

@@ -19,7 +19,11 @@
 # command) and BF.ADD, BF.EXISTS, CF.ADD, CF.EXISTS on probly (÷ redis's
 # PFADD: RedisBloom is not loaded), at pipeline 1 and 16.
 # CSV columns:
-#   round,placement,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms
+#   round,placement,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms,cpu_us_per_req
+# cpu_us_per_req is the server's user + system CPU time over the test
+# (/proc/PID/stat, clock ticks) ÷ requests: the CPU one command costs the
+# server, which the rps ratio hides when redis-benchmark (one thread on
+# CPU 0 when pinned) is the bottleneck.
 # Before the tests: BF.RESERVE bf 0.01 10000000 and CF.RESERVE cf 4000000
 # filled with 1M items (for CF.EXISTS); every CF.ADD test uses a fresh
 # key reserved with CF.RESERVE … 4000000 (duplicates would fill buckets).
@@ -60,19 +64,29 @@ place() {
 	local cpus=0-$(($(nproc) - 1)) p
 	[ "$1" = pinned ] && cpus=1
 	for p in "$RPID" "$PPID2" "$PPID1"; do taskset -a -p -c "$cpus" "$p" >/dev/null; done
+	# Go (1.25+) re-reads its CPU affinity about once a second and sets
+	# GOMAXPROCS to it (1 when pinned): let it before the first test.
+	sleep 2
 }
 
 # run SERVER PORT PIPELINE CMD...: one redis-benchmark test, as CSV rows
 # (bench_run), the client on CPU 0 when pinned.
 run() {
-	local n=$N1 client=()
+	local n=$N1 client=() pid c0 c1 row
 	[ "$3" = 16 ] && n=$N16
 	[ "$placement" = pinned ] && client=(taskset -c 0)
-	"${client[@]}" bash -c '. "$0"; round=$1; shift; bench_run "$@"' "$ROOT/bench/scripts/lib.sh" "$round" "$1" "$2" "$3" "$n" "${@:4}" |
-		sed "s/^$round,/$round,$placement,/" | tee -a "$TMP/out.csv"
+	case $1 in redis) pid=$RPID ;; probly) pid=$PPID2 ;; *) pid=$PPID1 ;; esac
+	c0=$(cpu "$pid")
+	row=$("${client[@]}" bash -c '. "$0"; round=$1; shift; bench_run "$@"' "$ROOT/bench/scripts/lib.sh" "$round" "$1" "$2" "$3" "$n" "${@:4}" |
+		sed "s/^$round,/$round,$placement,/")
+	c1=$(cpu "$pid")
+	echo "$row,$(echo "scale=3; ($c1 - $c0) * 1000000 / $TCK / $n" | bc)" | tee -a "$TMP/out.csv"
 }
+# cpu PID: the process's user + system CPU time in clock ticks.
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+TCK=$(getconf CLK_TCK)
 
-echo "round,placement,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms" | tee "$TMP/out.csv"
+echo "round,placement,server,pipeline,command,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms,cpu_us_per_req" | tee "$TMP/out.csv"
 for round in $(seq "$ROUNDS"); do
 	for placement in pinned unpinned; do
 		place "$placement"

@@ -16,9 +16,12 @@ from collections import defaultdict
 
 rows = list(csv.DictReader(open(sys.argv[1])))
 d = defaultdict(list)
+cpu = defaultdict(list)  # server CPU µs per request (newer CSVs)
 for r in rows:
     d[(r['round'], r['placement'], r['pipeline'], r['server'], r['command'])].append(
         (float(r['rps']), float(r['p50_ms']), float(r['p99_ms'])))
+    if r.get('cpu_us_per_req'):
+        cpu[(r['placement'], r['pipeline'], r['server'], r['command'])].append(float(r['cpu_us_per_req']))
 rounds = sorted({r['round'] for r in rows}, key=int)
 order = ['PING', 'SET', 'GET', 'PFADD', 'BF.ADD', 'BF.EXISTS', 'CF.ADD', 'CF.EXISTS']
 servers = ['redis', 'probly', 'probly-gmp1']
@@ -71,3 +74,23 @@ for c in order:
                 r.append(a / b)
         cells.append(f(r))
     print(f"| {c} | {cells[0]} | {cells[1]} |")
+
+if cpu:
+    print("\n**Server CPU per request (µs, user + system, median over the rounds; probly ÷ redis: same command, "
+          "PFADD for BF/CF, lower is better)**\n")
+    print("| placement | -P | command | redis | probly | probly ÷ redis | probly-gmp1 |")
+    print("|---|---|---|---|---|---|---|")
+    for pl in ('pinned', 'unpinned'):
+        for p in sorted({r['pipeline'] for r in rows}, key=int):
+            for c in order:
+                def m(s, c=c):
+                    v = cpu.get((pl, p, s, c))
+                    return st.median(v) if v else None
+                ref = m('redis', c if c in order[:4] else 'PFADD')
+                pr, g1 = m('probly'), m('probly-gmp1')
+                if pr is None:
+                    continue
+                rd = m('redis')
+                num = lambda x: f"{x:.2f}" if x is not None else "–"
+                ratio = f"{pr / ref:.2f}" if ref else "–"
+                print(f"| {pl} | {p} | {c} | {num(rd)} | {pr:.2f} | {ratio} | {num(g1)} |")

@@ -42,17 +42,24 @@ func availableMemory() uint64 { return sysmem.Available() }
 // runtime a soft memory limit (debug.SetMemoryLimit) that follows the
 // data: every tuneEvery it sets
 //
-//	limit = data + data/8 + nonHeap + tuneSlack, data = max(used_memory, live heap)
+//	limit = data + max(data/8, scannable heap) + nonHeap + tuneSlack, data = max(used_memory, live heap)
 //
 // capped at GoMemoryLimit, where live heap is the heap marked live by the
 // last collection and nonHeap the runtime's own memory outside the heap
 // (stacks, GC metadata). Below the limit the collector behaves as with
 // GOGC; near it, it collects earlier and returns freed pages to the OS at
-// once. The limit is never below the live heap plus an eighth and
-// tuneSlack (data ≥ live heap), so the collector cannot be driven into
-// collecting continuously by its own limit: the headroom costs about one
-// collection per data/8 + tuneSlack bytes allocated, and the large payloads (bit arrays, bucket
-// tables, registers) hold no pointers, so marking them is cheap.
+// once. Below the cap the limit is never below the live heap plus an
+// eighth and tuneSlack (data ≥ live heap), and at the cap never below the
+// live heap plus the runtime's memory and tuneSlack, so the collector
+// cannot be driven into collecting continuously by its own limit: the
+// headroom costs about one collection per headroom + tuneSlack bytes
+// allocated, each scanning the scannable heap (the headroom is at least
+// that, see tunedLimit); the large payloads (bit arrays, bucket tables,
+// registers) hold no pointers, so marking them is cheap. Between two
+// ticks a burst of allocation (large requests, a load) can take the heap
+// past a limit computed before it; the runtime then collects at each
+// step, its GC CPU limiter caps that at about half the CPU, and each
+// tick (tuneEvery) raises the limit to the new live heap.
 //
 // It runs only when GOMEMLIMIT is not set (an operator's GOMEMLIMIT wins),
 // once per process for every Run (tests run several servers in one
@@ -63,13 +70,26 @@ const (
 )
 
 // tunedLimit is the memory limit for used bytes of data, a live heap of
-// live bytes and nonHeap bytes of runtime memory outside the heap, capped
-// at hardCap (0 = no cap).
-func tunedLimit(used, live, nonHeap, hardCap uint64) uint64 {
+// live bytes of which scan bytes hold pointers, and nonHeap bytes of
+// runtime memory outside the heap, capped at hardCap (0 = no cap).
+//
+// The headroom is an eighth of the data, but at least the scannable heap:
+// a collection's cost is the heap it must scan (key maps, small values),
+// not the pointer-free payloads (bit arrays, registers), so a headroom of
+// the scannable heap keeps the collector's CPU per byte allocated at most
+// what GOGC=100 costs, while a heap of large filters still gets an
+// eighth. (Measured: with about a million string keys, data/8 alone cost SET 45 % and
+// BF.ADD 35 % more server CPU per request than GOGC=100; docs/BENCHMARKS.md.)
+func tunedLimit(used, live, scan, nonHeap, hardCap uint64) uint64 {
 	data := max(used, live)
-	l := data + data/8 + nonHeap + tuneSlack
+	l := data + max(data/8, min(scan, live)) + nonHeap + tuneSlack
 	if hardCap > 0 && l > hardCap {
-		l = hardCap
+		// Near the cap the collector works harder, but a limit at or
+		// below the live heap would have it collect continuously (the
+		// runtime then spends up to half the CPU on it) and free
+		// nothing: the floor is the live heap, the runtime's own memory
+		// and the slack.
+		l = max(hardCap, live+nonHeap+tuneSlack)
 	}
 	return l
 }
@@ -121,6 +141,7 @@ var tuneSamples = []metrics.Sample{
 	{Name: "/memory/classes/heap/unused:bytes"},
 	{Name: "/memory/classes/heap/free:bytes"},
 	{Name: "/memory/classes/heap/released:bytes"},
+	{Name: "/gc/scan/heap:bytes"},
 }
 
 func runMemoryTuner(stop chan struct{}, prev int64) {
@@ -147,7 +168,7 @@ func runMemoryTuner(stop chan struct{}, prev int64) {
 		if total := v(1); total > heap {
 			nonHeap = total - heap
 		}
-		if l := tunedLimit(used, v(0), nonHeap, hardCap); l < math.MaxInt64 {
+		if l := tunedLimit(used, v(0), v(6), nonHeap, hardCap); l < math.MaxInt64 {
 			debug.SetMemoryLimit(int64(l))
 		}
 		select {

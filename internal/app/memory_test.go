@@ -11,7 +11,7 @@ import (
 
 func TestTunedLimit(t *testing.T) {
 	const mib = 1 << 20
-	for _, c := range []struct{ used, live, nonHeap, hardCap, want uint64 }{
+	for _, c := range []struct{ used, live, scan, nonHeap, hardCap, want uint64 }{
 		// The data is used_memory when the live heap is smaller.
 		{used: 100 * mib, live: 40 * mib, nonHeap: 2 * mib, want: 112*mib + 512<<10 + 2*mib + tuneSlack},
 		// A live heap above used_memory (buffers, snapshot copies) raises
@@ -19,11 +19,21 @@ func TestTunedLimit(t *testing.T) {
 		{used: 10 * mib, live: 80 * mib, nonHeap: 0, want: 90*mib + tuneSlack},
 		// Capped.
 		{used: 1000 * mib, live: 0, nonHeap: 0, hardCap: 512 * mib, want: 512 * mib},
+		// A live heap above the cap: not below it plus the runtime's memory
+		// and the slack (a limit under the live heap collects continuously).
+		{used: 100 * mib, live: 600 * mib, nonHeap: 3 * mib, hardCap: 512 * mib, want: 603*mib + tuneSlack},
+		// A live heap just under the cap: the cap.
+		{used: 100 * mib, live: 500 * mib, nonHeap: 3 * mib, hardCap: 512 * mib, want: 512 * mib},
+		// A heap that is mostly pointers (many small keys): the headroom
+		// is the scannable heap (GOGC=100's cost), not an eighth.
+		{used: 30 * mib, live: 150 * mib, scan: 120 * mib, nonHeap: 2 * mib, want: 270*mib + 2*mib + tuneSlack},
+		// Large pointer-free payloads with a small scannable rest: an eighth.
+		{used: 100 * mib, live: 104 * mib, scan: 5 * mib, want: 117*mib + tuneSlack},
 		// Empty.
 		{want: tuneSlack},
 	} {
-		if got := tunedLimit(c.used, c.live, c.nonHeap, c.hardCap); got != c.want {
-			t.Errorf("tunedLimit(%d, %d, %d, %d) = %d, want %d", c.used, c.live, c.nonHeap, c.hardCap, got, c.want)
+		if got := tunedLimit(c.used, c.live, c.scan, c.nonHeap, c.hardCap); got != c.want {
+			t.Errorf("tunedLimit(%d, %d, %d, %d, %d) = %d, want %d", c.used, c.live, c.scan, c.nonHeap, c.hardCap, got, c.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"io"
+	"sync"
 
 	"github.com/probly/probly/internal/command/argparse"
 )
@@ -77,6 +78,10 @@ type Parser struct {
 	// filled: the last read filled the buffer (see Fill).
 	filled bool
 	args   [][]byte
+	// box carries buf to and from the buffer pools (Release); size is
+	// the size of buffer the next Fill takes after a Release.
+	box  *pooledBuf
+	size int
 }
 
 // Limits bound one request.
@@ -423,7 +428,7 @@ func unhex(c byte) byte {
 // returns what r.Read returned.
 func (p *Parser) Fill(r io.Reader) (int, error) {
 	if p.buf == nil {
-		p.buf = make([]byte, InitialBuffer)
+		p.acquire()
 	}
 	switch free := len(p.buf) - p.w; {
 	case p.r == p.w && p.multi == 0 && !(p.filled && len(p.buf) < pipelineBuffer):
@@ -503,6 +508,69 @@ func (p *Parser) Shrink() int {
 	}
 	p.move(make([]byte, InitialBuffer))
 	return old
+}
+
+// Read buffers are pooled by size (InitialBuffer, doubled up to
+// pipelineBuffer: the sizes Fill grows a buffer through), so a connection
+// with nothing buffered can give its buffer back (Release) and take one
+// of the same size at its next Fill, without an allocation once the pool
+// holds one. A pooled buffer travels in a pooledBuf, which the parser
+// keeps while it uses the buffer, so that putting it back does not
+// allocate either.
+type pooledBuf struct{ b []byte }
+
+const poolClasses = 4 // 4, 8, 16 and 32 KiB
+
+var bufPools [poolClasses]sync.Pool
+
+// poolClass is the pool of buffers of n bytes, or -1.
+func poolClass(n int) int {
+	for k := range poolClasses {
+		if n == InitialBuffer<<k {
+			return k
+		}
+	}
+	return -1
+}
+
+// acquire gives the parser a buffer of the size it had at its last
+// Release (InitialBuffer at first).
+func (p *Parser) acquire() {
+	size := max(p.size, InitialBuffer)
+	if k := poolClass(size); k >= 0 {
+		if v, _ := bufPools[k].Get().(*pooledBuf); v != nil {
+			p.buf, v.b, p.box = v.b, nil, v
+			return
+		}
+	}
+	p.buf = make([]byte, size)
+}
+
+// Release gives the read buffer back to the shared pool when it holds
+// nothing (no command or part of one is buffered) and reports whether it
+// did. Call it before waiting for a connection's next bytes, so that an
+// idle connection holds no buffer: the next Fill takes a buffer of the
+// same size from the pool. A buffer larger than the pooled sizes (a large
+// request's) is dropped, and the next Fill starts at InitialBuffer. Like
+// Fill, it invalidates the arguments Next returned. Cost: a pool Put
+// (and a Get at the next Fill), no allocation in the steady state.
+func (p *Parser) Release() bool {
+	if p.buf == nil || p.Partial() {
+		return false
+	}
+	p.scrubRange(0, p.w)
+	p.r, p.w, p.seen = 0, 0, 0
+	p.size = InitialBuffer
+	if k := poolClass(len(p.buf)); k >= 0 {
+		p.size = len(p.buf)
+		if p.box == nil {
+			p.box = &pooledBuf{}
+		}
+		p.box.b = p.buf
+		bufPools[k].Put(p.box)
+	}
+	p.buf, p.box = nil, nil
+	return true
 }
 
 // Cap is the read buffer's size in bytes.

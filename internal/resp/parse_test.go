@@ -38,6 +38,12 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // parseAll runs a Parser over r to the end: the commands (each argument
 // quoted) and the error that ended parsing (nil at EOF).
 func parseAll(t testing.TB, r io.Reader, lim Limits) ([]string, error) {
+	return parseAllRelease(t, r, lim, false)
+}
+
+// parseAllRelease is parseAll, calling Release before every Fill when
+// release is set (as the server does before it waits for a socket).
+func parseAllRelease(t testing.TB, r io.Reader, lim Limits, release bool) ([]string, error) {
 	p := Parser{Limits: lim, Scrub: true}
 	var out []string
 	for {
@@ -58,6 +64,9 @@ func parseAll(t testing.TB, r io.Reader, lim Limits) ([]string, error) {
 				b.WriteByte(' ')
 			}
 			out = append(out, b.String())
+		}
+		if release && p.Release() && p.Cap() != 0 {
+			t.Fatalf("Release kept a buffer of %d bytes", p.Cap())
 		}
 		n, err := p.Fill(r)
 		if n == 0 && err != nil {
@@ -238,6 +247,10 @@ func FuzzParse(f *testing.F) {
 		if fmt.Sprint(parts) != fmt.Sprint(whole) || fmt.Sprint(perr) != fmt.Sprint(werr) {
 			t.Fatalf("reads of %d: %q, %v; one read: %q, %v", chunk%16+1, parts, perr, whole, werr)
 		}
+		rel, rerr := parseAllRelease(t, chunkReader{bytes.NewReader(data), int(chunk%16) + 1}, lim, true)
+		if fmt.Sprint(rel) != fmt.Sprint(whole) || fmt.Sprint(rerr) != fmt.Sprint(werr) {
+			t.Fatalf("reads of %d with Release: %q, %v; one read: %q, %v", chunk%16+1, rel, rerr, whole, werr)
+		}
 		unauth := lim
 		unauth.Unauth = true
 		ua, uerr := parseAll(t, bytes.NewReader(data), unauth)
@@ -281,5 +294,78 @@ func TestParseBufferGrowth(t *testing.T) {
 	}
 	if max := len(pipe)/pipelineBuffer + 8; cr.calls > max {
 		t.Fatalf("%d reads for a %d-byte pipeline", cr.calls, len(pipe))
+	}
+}
+
+// Release gives the buffer back only when nothing is buffered: a partial
+// command keeps it (and its bytes), an idle parser holds none, and the
+// next Fill takes a buffer of the size it had, from the pool without an
+// allocation.
+func TestParseRelease(t *testing.T) {
+	var p Parser
+	if p.Release() {
+		t.Fatal("Release without a buffer")
+	}
+	half := cmd("ECHO", "hello")
+	r := strings.NewReader(half[:9])
+	if _, err := p.Fill(r); err != nil {
+		t.Fatal(err)
+	}
+	if args, err := p.Next(); args != nil || err != nil {
+		t.Fatalf("partial command: %q, %v", args, err)
+	}
+	if p.Release() || p.Cap() != InitialBuffer || p.Buffered() != 9 {
+		t.Fatalf("Release with a partial command: cap %d, buffered %d", p.Cap(), p.Buffered())
+	}
+	r = strings.NewReader(half[9:])
+	if _, err := p.Fill(r); err != nil {
+		t.Fatal(err)
+	}
+	if args, err := p.Next(); len(args) != 2 || string(args[1]) != "hello" || err != nil {
+		t.Fatalf("completed command: %q, %v", args, err)
+	}
+	if !p.Release() || p.Cap() != 0 || p.Buffered() != 0 || p.Free() != 0 {
+		t.Fatalf("Release when idle: cap %d", p.Cap())
+	}
+	// A pipeline that fills the buffer grows it; after a Release the next
+	// Fill takes a buffer of the grown size.
+	pipe := strings.Repeat(cmd("PING"), 2*InitialBuffer/len(cmd("PING")))
+	cr := strings.NewReader(pipe)
+	for cr.Len() > 0 || p.Partial() {
+		if _, err := p.Fill(cr); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			args, err := p.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if args == nil {
+				break
+			}
+		}
+	}
+	grown := p.Cap()
+	if grown <= InitialBuffer || poolClass(grown) < 0 {
+		t.Fatalf("buffer of %d bytes after a %d-byte pipeline", grown, len(pipe))
+	}
+	p.Release()
+	ping := []byte(cmd("PING"))
+	br := bytes.NewReader(ping)
+	if _, err := p.Fill(br); err != nil || p.Cap() != grown {
+		t.Fatalf("Fill after Release: cap %d, want %d (%v)", p.Cap(), grown, err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		p.Release()
+		br.Reset(ping)
+		if _, err := p.Fill(br); err != nil {
+			t.Fatal(err)
+		}
+		if args, err := p.Next(); len(args) != 1 || err != nil {
+			t.Fatalf("%q, %v", args, err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%.1f allocations per Release and Fill", allocs)
 	}
 }

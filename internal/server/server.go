@@ -71,9 +71,11 @@
 // connection's resp.Writer (reply.go). Per batch of pipelined commands:
 // one read(2), one write(2).
 //
-// Cost: one goroutine, a 4–32 KiB read buffer and a reply buffer of up to
-// 32 KiB per idle connection (larger buffers of either kind are dropped
-// after their batch). One housekeeping goroutine per
+// Cost: one goroutine per idle connection; over TCP and Unix sockets an
+// idle connection holds no read buffer (it waits on its descriptor and
+// takes a pooled 4–32 KiB buffer when bytes arrive, read.go; TLS
+// connections keep theirs), and a reply buffer of up to 32 KiB (larger
+// buffers of either kind are dropped after their batch). One housekeeping goroutine per
 // server (clients.go) wakes every 250 ms.
 package server
 
@@ -720,6 +722,7 @@ type client struct {
 	clock    time.Duration // monotonic time (since s.start) of the last command's end
 	nc       net.Conn
 	in       resp.Parser // requests (read.go); arguments alias its buffer
+	rd       rawReader   // reads in through the descriptor (read.go)
 	wr       resp.Writer // replies of the batch (reply.go)
 	out      outState    // what CLIENT LIST shows of wr (reply.go)
 	reply    resp.Reply
@@ -766,6 +769,7 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.ops.proto.Store(2)
 	c.ops.multiN, c.ops.protoN = -1, 2
 	c.in.Scrub = ScrubInput
+	c.rd.init(nc, &c.in)
 	c.last.Store(s.now())
 	c.wr.SetOutput(countingWriter{w: nc, out: &s.stats.out})
 	c.reply = resp.Reply{W: &c.wr, Proto: 2}
@@ -888,6 +892,12 @@ func (c *client) settle(n int, maxSeq uint64) bool {
 			err = c.s.flusher.Flush()
 		}
 		if err == nil && maxSeq > 0 {
+			if n > 1 {
+				// A pipelined batch lets the other runnable connections
+				// log their batches first, so one write(2) of the AOF
+				// covers them all (read.go, yieldPipelined).
+				runtime.Gosched()
+			}
 			err = p.Wait(maxSeq)
 		}
 		if err != nil {
@@ -906,6 +916,7 @@ func (c *client) settle(n int, maxSeq uint64) bool {
 			c.s.stats.errors.Add(uint64(n))
 		}
 	}
+	c.rd.pipelined = n > 1
 	return c.flushReplies()
 }
 
