@@ -27,7 +27,7 @@ const sparseDirEnv = "PROBLY_TEST_SPARSE_SNAPSHOT_DIR"
 // runtime would clear (touching it) for the filter.
 func TestSnapshotSparseFilterRSS(t *testing.T) {
 	testutil.Full(t)
-	const size = 1132420232 // the filter's bytes
+	const size = 1132420136 // the bit array's bytes (BF.INFO SIZE 1132420232 with the overhead)
 	const limit = 128 << 20 // RSS growth allowed (touched pages ≈ 16 MB; race shadow memory more)
 	dir := os.Getenv(sparseDirEnv)
 	if dir == "" {
