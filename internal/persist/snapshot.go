@@ -477,20 +477,19 @@ func (b bytesValue) WriteTo(w io.Writer) (int64, error) {
 
 // valueSource returns what writes e's value encoding: the value itself if
 // it streams its encoding (io.WriterTo, which must write exactly its
-// MarshalBinary bytes), else its MarshalBinary bytes.
-func valueSource(e keyspace.Entry) (io.WriterTo, error) {
+// MarshalBinary bytes), else (w nil) its MarshalBinary bytes.
+func valueSource(e keyspace.Entry) (data []byte, w io.WriterTo, err error) {
 	if w, ok := e.Value.(io.WriterTo); ok {
-		return w, nil
+		return nil, w, nil
 	}
 	m, ok := e.Value.(encoding.BinaryMarshaler)
 	if !ok {
-		return nil, fmt.Errorf("%w: type %q (key %q) does not implement encoding.BinaryMarshaler", ErrNotMarshaler, e.Value.TypeName(), e.Key)
+		return nil, nil, fmt.Errorf("%w: type %q (key %q) does not implement encoding.BinaryMarshaler", ErrNotMarshaler, e.Value.TypeName(), e.Key)
 	}
-	data, err := m.MarshalBinary()
-	if err != nil {
-		return nil, fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, e.Value.TypeName(), err)
+	if data, err = m.MarshalBinary(); err != nil {
+		return nil, nil, fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, e.Value.TypeName(), err)
 	}
-	return bytesValue(data), nil
+	return data, nil, nil
 }
 
 // encodeValue writes the version 3 body of src's encoding to w through sw.
@@ -536,7 +535,7 @@ func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.
 	var want, got recordSum
 	var body bytes.Buffer
 	for i, e := range entries {
-		src, err := valueSource(e)
+		data, src, err := valueSource(e)
 		if err != nil {
 			return "", 0, err
 		}
@@ -553,10 +552,15 @@ func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.
 		// never held encoded in memory), then to the file, checked to
 		// give the same bytes.
 		want = recordSum{n: uint64(len(pre)), crc: crc32c(pre)}
-		b, inMem := src.(bytesValue)
-		if inMem = inMem && len(b) <= inMemValue; inMem {
+		inMem := src == nil && len(data) <= inMemValue
+		if src == nil && !inMem {
+			src = bytesValue(data)
+		}
+		if inMem {
 			body.Reset()
-			err = encodeValue(sw, &body, src)
+			sw.Reset(&body)
+			sw.Write(data)
+			err = sw.Close()
 			want.Write(body.Bytes())
 		} else {
 			err = encodeValue(sw, &want, src)
