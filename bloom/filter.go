@@ -667,7 +667,11 @@ func (f *Filter) Intersect(g *Filter) error {
 }
 
 // Clone returns an independent copy of f. Cost: one allocation of
-// sizeBytes() and one pass. Safe for concurrent use (see Filter).
+// sizeBytes() and one pass; only non-zero words are written, so the pages
+// of the copy (fresh memory) that would hold only zero words stay
+// untouched, as in f (a copy-on-write clone of a large, sparsely used
+// filter costs resident memory for the used pages only). Safe for
+// concurrent use (see Filter).
 func (f *Filter) clone() *Filter {
 	c := &Filter{
 		bits:     make([]uint64, len(f.bits)),
@@ -680,7 +684,9 @@ func (f *Filter) clone() *Filter {
 	}
 	c.n.Store(f.items())
 	for i := range f.bits {
-		c.bits[i] = atomic.LoadUint64(&f.bits[i])
+		if w := atomic.LoadUint64(&f.bits[i]); w != 0 {
+			c.bits[i] = w
+		}
 	}
 	return c
 }
@@ -717,6 +723,12 @@ func (f *Filter) readBitsAt(dst []byte, off uint64) int {
 	var tmp [8]byte
 	i := 0
 	for i < len(dst) {
+		if off&7 == 0 && len(dst)-i >= 8 { // whole words: no copy through tmp
+			binary.LittleEndian.PutUint64(dst[i:], atomic.LoadUint64(&f.bits[off>>3]))
+			i += 8
+			off += 8
+			continue
+		}
 		binary.LittleEndian.PutUint64(tmp[:], atomic.LoadUint64(&f.bits[off>>3]))
 		c := copy(dst[i:], tmp[off&7:])
 		i += c

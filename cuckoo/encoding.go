@@ -2,6 +2,7 @@ package cuckoo
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 
 	"github.com/probly/probly/internal/binfmt"
@@ -258,4 +259,57 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	}
 	*f = *g
 	return n + m, nil
+}
+
+// readN decodes one encoding of exactly n bytes from r in place (the
+// server's snapshot loading, through internal/cuckooraw): it validates
+// the header and that n is exactly its encoding's length, allocates the
+// tables once and streams them in with binfmt.ReadSparse, which leaves
+// pages of zero slots untouched (no resident memory for an empty part of
+// a large filter), then checks the tables' CRC-32C. Errors as
+// UnmarshalBinary's, r's read errors wrapped. Memory beyond the filter:
+// one binfmt.IOChunk buffer.
+func readN(r io.Reader, n uint64) (*Filter, error) {
+	var hdr [headerLen]byte
+	k, err := io.ReadFull(r, hdr[:])
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, fmt.Errorf("cuckoo: reading %s: %w", what, err)
+	}
+	h, err := parseHeader(hdr[:k])
+	if err != nil {
+		return nil, err
+	}
+	if want := headerLen + h.tableBytes + trailerLen; n != want {
+		if n < want {
+			return nil, codec.EOF(what)
+		}
+		return nil, formatErr("%d bytes hold a %d-byte encoding", n, want)
+	}
+	f, err := restore(h.cfg, h.sub, h.items, h.deletes)
+	if err != nil {
+		return nil, formatErr("%v", err)
+	}
+	crc := uint32(0)
+	for i := range h.sub {
+		crc, err = binfmt.ReadSparse(r, f.tableBytes(i), crc, func(off uint64, p []byte) error {
+			return f.writeTableAt(i, p, off)
+		})
+		if err == io.ErrUnexpectedEOF {
+			return nil, codec.EOF(what)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cuckoo: reading %s: %w", what, err)
+		}
+	}
+	var tr [trailerLen]byte
+	if _, err := io.ReadFull(r, tr[:]); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, codec.EOF(what)
+		}
+		return nil, fmt.Errorf("cuckoo: reading %s: %w", what, err)
+	}
+	if got := binary.LittleEndian.Uint32(tr[:]); got != crc {
+		return nil, codec.ChecksumErr(what, "body", got, crc)
+	}
+	return f, nil
 }

@@ -24,6 +24,7 @@ func init() {
 		ReadTableAt:      (*Filter).readTableAt,
 		WriteTableAt:     (*Filter).writeTableAt,
 		Equal:            (*Filter).equal,
+		ReadN:            readN,
 	})
 }
 

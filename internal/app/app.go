@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -142,10 +143,16 @@ func init() {
 	codec.Register(redisbloom.TypeName, codec.Decoder{BudgetParam: "bf-max-filter-bytes",
 		Decode: func(data []byte, budget uint64) (keyspace.Value, error) {
 			return redisbloom.UnmarshalChain(data, cmp.Or(budget, bf.MaxFilterBytes))
+		},
+		Read: func(r io.Reader, n, budget uint64) (keyspace.Value, error) {
+			return redisbloom.ReadChain(r, n, cmp.Or(budget, bf.MaxFilterBytes))
 		}})
 	codec.Register(rediscuckoo.TypeName, codec.Decoder{BudgetParam: "cf-max-filter-bytes",
 		Decode: func(data []byte, budget uint64) (keyspace.Value, error) {
 			return rediscuckoo.UnmarshalFilter(data, cmp.Or(budget, rediscuckoo.MaxBudget))
+		},
+		Read: func(r io.Reader, n, budget uint64) (keyspace.Value, error) {
+			return rediscuckoo.ReadFilter(r, n, cmp.Or(budget, rediscuckoo.MaxBudget))
 		}})
 	codec.Register(strval.TypeName, codec.Decoder{
 		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return strval.Unmarshal(data) }})

@@ -388,3 +388,58 @@ func (w *CRCWriter) Trailer() (int64, error) {
 	w.N += int64(n)
 	return w.N, err
 }
+
+// SparsePage is the granularity of ReadSparse: 4096 bytes, the page size
+// of the platforms probly runs on.
+const SparsePage = 4096
+
+// IsZero reports whether b holds only zero bytes. It reads b and never
+// writes it, so on an untouched page of fresh memory it costs no resident
+// memory (the kernel maps its shared zero page).
+func IsZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadSparse reads exactly n bytes from r (IOChunk at a time), extends crc
+// (CRC-32C) by them and returns it, and calls write(off, p) for each
+// SparsePage-aligned piece p at byte offset off of the n bytes that is not
+// all zero. It decodes a body in place into a destination that starts out
+// zero (a fresh allocation, whose pages the kernel maps on first write):
+// pages whose bytes are all zero are never written, so they stay
+// untouched and cost no resident memory. Memory: one IOChunk buffer. The
+// first read error stops it (io.ErrUnexpectedEOF if r ends early), and so
+// does write's first error.
+func ReadSparse(r io.Reader, n uint64, crc uint32, write func(off uint64, p []byte) error) (uint32, error) {
+	buf := make([]byte, min(n, IOChunk))
+	for off := uint64(0); off < n; {
+		chunk := buf[:min(n-off, IOChunk)]
+		if _, err := io.ReadFull(r, chunk); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return crc, err
+		}
+		crc = UpdateCRC(crc, chunk)
+		for i := 0; i < len(chunk); i += SparsePage {
+			p := chunk[i:min(i+SparsePage, len(chunk))]
+			if !IsZero(p) {
+				if err := write(off+uint64(i), p); err != nil {
+					return crc, err
+				}
+			}
+		}
+		off += uint64(len(chunk))
+	}
+	return crc, nil
+}

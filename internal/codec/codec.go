@@ -15,6 +15,7 @@ package codec
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/probly/probly/internal/keyspace"
@@ -30,6 +31,15 @@ type Decoder struct {
 	// a per-value budget; 0 means the largest the type allows (snapshot
 	// loading and log replay, whose values were accepted when written).
 	Decode func(data []byte, budget uint64) (keyspace.Value, error)
+	// Read, if not nil, decodes the same encoding from r, which yields
+	// exactly n bytes of it, in place: it allocates the value once and
+	// streams the rest into it in bounded pieces, leaving the pages of
+	// all-zero pieces untouched, so loading a large value never holds
+	// the encoding and the value at once. It validates as Decode does,
+	// reads exactly n bytes when it succeeds, and returns r's errors
+	// wrapped. Snapshot loading (internal/persist) uses it for values
+	// larger than a few pieces.
+	Read func(r io.Reader, n, budget uint64) (keyspace.Value, error)
 	// BudgetParam names the CONFIG parameter holding the per-value byte
 	// budget that applies to a value arriving from a client (RESTORE), or
 	// "" if the type has none.

@@ -21,6 +21,8 @@
 // takes 0 as the default, 2.)
 package cuckooraw
 
+import "io"
+
 // HashMurmur64A is the hash ID of MurmurHash64A (64-bit MurmurHash2,
 // variant "64A") of the key with the filter's seed; with seed 0 it is the
 // hash of RedisBloom's cuckoo filters (internal/rediscuckoo.Hash). Package
@@ -69,6 +71,10 @@ type Hooks[F, C any] struct {
 	WriteTableAt func(f *F, i int, src []byte, off uint64) error
 	// Equal compares parameters (MaxBytes aside), counters and tables.
 	Equal func(f, g *F) bool
+	// ReadN decodes one encoding (cuckoo's UnmarshalBinary format) of
+	// exactly n bytes from r in place: tables allocated once, zero pages
+	// left untouched, every check UnmarshalBinary makes.
+	ReadN func(r io.Reader, n uint64) (*F, error)
 }
 
 var hooks any

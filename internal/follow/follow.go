@@ -622,18 +622,23 @@ func (f *Follower) run(ctx context.Context, fresh bool) {
 }
 
 // bootstrapAttempts is how many times a fresh replica tries to load the
-// newest snapshot before it follows the stream from its start.
+// newest snapshot, after failures that are not transient, before it
+// follows the stream from its start.
 const bootstrapAttempts = 5
 
 // start loads the newest snapshot into a fresh replica (no position, no
-// followed items), retrying while NATS fails; a snapshot that is refused
-// (corrupt, for another stream, not covering a truncation) or cannot be
-// fetched after bootstrapAttempts leaves the keys empty, and the follower
-// reads the stream from its start (a truncated stream then halts it, the
-// keys answering maybe, with the reason).
+// followed items). Transient NATS failures (timeouts, no responders, a
+// connection that is down) are retried with backoff for as long as they
+// last, as the rest of the follower does; a snapshot that is refused
+// (corrupt, for another stream or a missing one, not covering a
+// truncation) or that fails otherwise bootstrapAttempts times leaves the
+// keys empty, and the follower reads the stream from its start (a
+// truncated stream then halts it, the keys answering maybe, with the
+// reason).
 func (f *Follower) start(ctx context.Context, sleep func() bool) {
 	f.setState(StateBootstrapping)
-	for attempt := 1; ; attempt++ {
+	failures := 0
+	for try := 1; ; try++ {
 		bctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		loaded, p, err := f.bootstrap(bctx, &f.cfg.Snapshot)
 		cancel()
@@ -653,16 +658,37 @@ func (f *Follower) start(ctx context.Context, sleep func() bool) {
 		if rerr := f.reset(); rerr != nil {
 			f.log.Error("follow: clearing a failed snapshot load failed", "err", rerr)
 		}
-		if attempt == bootstrapAttempts || errors.Is(err, ErrSnapshotStream) || errors.Is(err, ErrSnapshotKeys) ||
+		if errors.Is(err, ErrSnapshotStream) || errors.Is(err, ErrSnapshotKeys) ||
 			errors.Is(err, ErrSnapshotCorrupt) || errors.Is(err, ErrSnapshotChecksum) || errors.Is(err, ErrSnapshotTooLarge) {
-			f.log.Warn("follow: starting from a snapshot failed; following the stream from its start", "err", err)
+			f.log.Warn("follow: the snapshot was refused; following the stream from its start", "err", err)
 			return
 		}
-		f.log.Warn("follow: fetching the snapshot failed; retrying", "attempt", attempt, "err", err)
+		tr := transient(err)
+		if !tr {
+			if failures++; failures == bootstrapAttempts {
+				f.log.Warn("follow: starting from a snapshot failed; following the stream from its start", "err", err)
+				return
+			}
+		}
+		f.log.Warn("follow: fetching the snapshot failed; retrying", "try", try, "transient", tr, "err", err)
 		if !sleep() {
 			return
 		}
 	}
+}
+
+// transient reports whether err is a NATS failure that passes: a call
+// that timed out (its own deadline: the caller checks its context), no
+// responders (the JetStream API is not reachable yet), no response from
+// the stream, a connection that is down or reconnecting.
+func transient(err error) bool {
+	for _, t := range []error{context.DeadlineExceeded, nats.ErrTimeout, nats.ErrNoResponders,
+		jetstream.ErrNoStreamResponse, nats.ErrConnectionReconnecting, nats.ErrDisconnected} {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // consume applies what r delivers until ctx ends or r fails. A message

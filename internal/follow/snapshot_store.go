@@ -351,9 +351,11 @@ func (f *Follower) captureSnapshot(ctx context.Context, sc *SnapshotConfig) (fun
 // in memory: Start should then fail, as for any AOF failure. Refusals
 // before anything is loaded: getSnapshot's (ErrSnapshotTooLarge,
 // ErrSnapshotChecksum, …), decodeSnapshot's, ErrSnapshotStream (another
-// stream; a position beyond the stream's last sequence, as when the stream
-// was recreated; or before its first, when retention removed messages
-// after the snapshot), ErrSnapshotKeys. The caller may log the error and
+// stream; a missing stream; a position beyond the stream's last sequence,
+// as when the stream was recreated; or before its first, when retention
+// removed messages after the snapshot), ErrSnapshotKeys. NATS errors that
+// pass (transient reports which) are returned wrapped, for the caller to
+// retry. The caller may log the error and
 // fall back to replaying the stream. Cost: one download (memory: the
 // object), decoding, one command per chunk, one Wait.
 func (f *Follower) bootstrap(ctx context.Context, sc *SnapshotConfig) (loaded bool, pos uint64, err error) {
@@ -377,8 +379,13 @@ func (f *Follower) bootstrap(ctx context.Context, sc *SnapshotConfig) (loaded bo
 		return false, 0, err
 	}
 	st, err := f.js.Stream(ictx, f.cfg.Stream)
-	if err != nil {
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return false, 0, fmt.Errorf("%w: stream %s: %w", ErrSnapshotStream, f.cfg.Stream, err)
+	}
+	if err != nil {
+		// A timeout, no responders, a reconnecting connection: the
+		// caller retries (transient).
+		return false, 0, fmt.Errorf("follow: snapshot: looking up stream %s: %w", f.cfg.Stream, err)
 	}
 	state := st.CachedInfo().State
 	switch {

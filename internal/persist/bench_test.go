@@ -1,8 +1,12 @@
 package persist
 
 import (
+	"os"
 	"strconv"
 	"testing"
+	"time"
+
+	"github.com/probly/probly/internal/keyspace"
 )
 
 func BenchmarkAppend(b *testing.B) {
@@ -39,4 +43,22 @@ func BenchmarkAppendWaitAlways(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/float64(db.Fsyncs()-start+1), "records/fsync")
+}
+
+// BenchmarkWriteSnapshotSmallKeys writes a snapshot of 100,000 small
+// string keys (the per-entry cost of the snapshot writer).
+func BenchmarkWriteSnapshotSmallKeys(b *testing.B) {
+	entries := make([]keyspace.Entry, 100000)
+	for i := range entries {
+		entries[i] = keyspace.Entry{Key: "key:" + strconv.Itoa(i), Value: strVal("value-" + strconv.Itoa(i))}
+	}
+	dir := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, _, err := writeSnapshot(dir, 2, entries, time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		os.Remove(p)
+	}
 }

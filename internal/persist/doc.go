@@ -107,7 +107,16 @@
 // deleted. If anything fails (ENOSPC included), the previous dump.pdb and
 // every AOF stay, so nothing is lost; [DB.LastSaveOK] reports false. Values
 // must implement [encoding.BinaryMarshaler], and their read methods
-// (MarshalBinary, Clone) must be safe to call concurrently.
+// (MarshalBinary, Clone, WriteTo) must be safe to call concurrently. A
+// value that also implements [io.WriterTo] (writing exactly its
+// MarshalBinary bytes) is streamed instead, never held encoded in memory:
+// it is encoded twice, once for the record's length and checksum, once
+// to the file. Runs of zero bytes are stored as counts (format version 3,
+// docs/FORMATS.md), so a large filter that holds few items takes little
+// disk, and reading its untouched pages to save it does not make them
+// resident. Loading decodes a large value whose type registers a
+// streaming decoder (internal/codec, Decoder.Read) in place: allocated
+// once, filled in pieces, pages of zero bytes never written.
 //
 // # Automatic snapshots
 //

@@ -72,8 +72,10 @@ func writeExpiryFixture(t *testing.T, dir string) {
 // TestExpiryFixtureV2 loads testdata/snapshot-v2 (written by
 // writeExpiryFixture; PROBLY_WRITE_FIXTURES=1 rewrites it): the snapshot's
 // live key comes back with its time, its past key is not loaded, and the
-// AOF after it replays on top. Version 1 snapshots keep loading
-// (TestLegacyV1Loads).
+// AOF after it replays on top. The fixture stays in format version 2
+// (written before version 3), so it also checks that version 2 files keep
+// loading; rewriting it would make it version 3 and fail the check below.
+// Version 1 snapshots keep loading (TestLegacyV1Loads).
 func TestExpiryFixtureV2(t *testing.T) {
 	src := filepath.Join("testdata", "snapshot-v2")
 	if os.Getenv("PROBLY_WRITE_FIXTURES") == "1" {
@@ -85,7 +87,7 @@ func TestExpiryFixtureV2(t *testing.T) {
 		os.Remove(filepath.Join(src, lockName))
 	}
 	dir := copyDir(t, src)
-	if v := readFile(t, filepath.Join(dir, snapshotName))[8]; v != FormatVersion {
+	if v := readFile(t, filepath.Join(dir, snapshotName))[8]; v != snapVersion2 {
 		t.Fatalf("fixture dump.pdb has version %d", v)
 	}
 	s := keyspace.New(nil)

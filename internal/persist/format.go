@@ -14,10 +14,14 @@ const (
 	snapEndMagic = "PRBLYEND" // first 8 bytes of the snapshot trailer
 
 	// FormatVersion is the version written into snapshot headers: 2 adds
-	// each entry's expire time. Version 1 snapshots (without expire
-	// times) are still read; other versions are refused with ErrVersion.
-	FormatVersion = 2
+	// each entry's expire time, 3 stores each value's runs of zero bytes
+	// as counts (sparse bodies, sparse.go) and gives each record's header
+	// the value's size. Version 1 snapshots (without expire times) and
+	// version 2 ones are still read; other versions are refused with
+	// ErrVersion.
+	FormatVersion = 3
 	snapVersion1  = 1
+	snapVersion2  = 2
 	// AOFFormatVersion is the version written into AOF headers. Version 2
 	// generations end with an end-of-generation record when another
 	// generation follows them; version 1 files (written before it) have
@@ -28,8 +32,9 @@ const (
 	aofHeaderSize   = 24 // magic 8 | version 2 | flags 2 | gen 8 | crc 4
 	frameHeaderSize = 8  // len 4 | crc 4
 	snapHeaderSize  = 40 // magic 8 | version 2 | flags 2 | reserved 4 | gen 8 | time 8 | count 8 | crc 4 (see FORMATS)
-	snapRecHeader   = 12 // len 8 | crc 4
-	snapMinRecord   = snapRecHeader + 2
+	snapRecHeader   = 20 // len 8 | size 8 | crc 4 (version 3)
+	snapRecHeaderV2 = 12 // len 8 | crc 4 (versions 1 and 2)
+	snapMinRecord   = snapRecHeaderV2 + 2
 	snapTrailerSize = 20 // magic 8 | count 8 | crc 4
 
 	// End-of-generation record (AOF version 2): a frame whose payload is

@@ -97,6 +97,9 @@ type Options struct {
 
 // Decoder turns a snapshot record back into a value; typeName is
 // keyspace.Value.TypeName(). data belongs to the decoder (it may retain it).
+// A value of more than 1 MiB whose type registers a streaming decoder in
+// internal/codec (Decoder.Read) is decoded by that one instead, in place
+// from the file, so that the encoding is never held in memory whole.
 type Decoder func(typeName string, data []byte) (keyspace.Value, error)
 
 type fsyncPolicy uint8

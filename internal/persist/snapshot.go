@@ -2,6 +2,7 @@ package persist
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding"
 	"encoding/binary"
@@ -15,7 +16,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/probly/probly/internal/codec"
 	"github.com/probly/probly/internal/keyspace"
+	"github.com/probly/probly/internal/sysmem"
 )
 
 // Snapshot writes a consistent snapshot of store (SAVE) and compacts the
@@ -428,6 +431,15 @@ type crcWriter struct {
 	err error
 }
 
+// Write implements io.Writer for write.
+func (c *crcWriter) Write(b []byte) (int, error) {
+	c.write(b)
+	if c.err != nil {
+		return 0, c.err
+	}
+	return len(b), nil
+}
+
 func (c *crcWriter) write(b []byte) {
 	if c.err != nil {
 		return
@@ -436,6 +448,57 @@ func (c *crcWriter) write(b []byte) {
 	var n int
 	n, c.err = c.w.Write(b)
 	c.n += int64(n)
+}
+
+// recordSum counts the stored bytes of a record and sums their CRC-32C,
+// passing them on to w if it is not nil.
+type recordSum struct {
+	n   uint64
+	crc uint32
+	w   io.Writer
+}
+
+func (r *recordSum) Write(b []byte) (int, error) {
+	r.n += uint64(len(b))
+	r.crc = crc32.Update(r.crc, castagnoli, b)
+	if r.w != nil {
+		return r.w.Write(b)
+	}
+	return len(b), nil
+}
+
+// bytesValue is an encoding already in memory.
+type bytesValue []byte
+
+func (b bytesValue) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(b)
+	return int64(n), err
+}
+
+// valueSource returns what writes e's value encoding: the value itself if
+// it streams its encoding (io.WriterTo, which must write exactly its
+// MarshalBinary bytes), else (w nil) its MarshalBinary bytes.
+func valueSource(e keyspace.Entry) (data []byte, w io.WriterTo, err error) {
+	if w, ok := e.Value.(io.WriterTo); ok {
+		return nil, w, nil
+	}
+	m, ok := e.Value.(encoding.BinaryMarshaler)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: type %q (key %q) does not implement encoding.BinaryMarshaler", ErrNotMarshaler, e.Value.TypeName(), e.Key)
+	}
+	if data, err = m.MarshalBinary(); err != nil {
+		return nil, nil, fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, e.Value.TypeName(), err)
+	}
+	return data, nil, nil
+}
+
+// encodeValue writes the version 3 body of src's encoding to w through sw.
+func encodeValue(sw *sparseWriter, w io.Writer, src io.WriterTo) error {
+	sw.Reset(w)
+	if _, err := src.WriteTo(sw); err != nil {
+		return err
+	}
+	return sw.Close()
 }
 
 // writeSnapshot writes entries (sorted by key) to a temporary file in dir,
@@ -468,14 +531,13 @@ func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.
 	cw.write(hdr[:])
 
 	var pre []byte
+	sw := &sparseWriter{}
+	var want, got recordSum
+	var body bytes.Buffer
 	for i, e := range entries {
-		m, ok := e.Value.(encoding.BinaryMarshaler)
-		if !ok {
-			return "", 0, fmt.Errorf("%w: type %q (key %q) does not implement encoding.BinaryMarshaler", ErrNotMarshaler, e.Value.TypeName(), e.Key)
-		}
-		data, err := m.MarshalBinary()
+		data, src, err := valueSource(e)
 		if err != nil {
-			return "", 0, fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, e.Value.TypeName(), err)
+			return "", 0, err
 		}
 		typ := e.Value.TypeName()
 		pre = binary.AppendUvarint(pre[:0], uint64(len(e.Key)))
@@ -483,12 +545,50 @@ func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.
 		pre = binary.AppendUvarint(pre, uint64(len(typ)))
 		pre = append(pre, typ...)
 		pre = binary.AppendUvarint(pre, uint64(max(e.Expire, 0)))
+		// The record header carries the stored length and CRC-32C before
+		// the value. A small encoding in memory is encoded into a buffer;
+		// any other is encoded twice, first only to compute them (a
+		// frozen value does not change, and a large one is streamed,
+		// never held encoded in memory), then to the file, checked to
+		// give the same bytes.
+		want = recordSum{n: uint64(len(pre)), crc: crc32c(pre)}
+		inMem := src == nil && len(data) <= inMemValue
+		if src == nil && !inMem {
+			src = bytesValue(data)
+		}
+		if inMem {
+			body.Reset()
+			sw.Reset(&body)
+			sw.Write(data)
+			err = sw.Close()
+			want.Write(body.Bytes())
+		} else {
+			err = encodeValue(sw, &want, src)
+		}
+		if err != nil {
+			return "", 0, fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, typ, err)
+		}
+		size := sw.size
 		var rh [snapRecHeader]byte
-		binary.LittleEndian.PutUint64(rh[:], uint64(len(pre)+len(data)))
-		binary.LittleEndian.PutUint32(rh[8:], crc32.Update(crc32c(pre), castagnoli, data))
+		binary.LittleEndian.PutUint64(rh[:], want.n)
+		binary.LittleEndian.PutUint64(rh[8:], size)
+		binary.LittleEndian.PutUint32(rh[16:], want.crc)
 		cw.write(rh[:])
 		cw.write(pre)
-		cw.write(data)
+		if inMem {
+			cw.write(body.Bytes())
+		} else {
+			got = recordSum{n: uint64(len(pre)), crc: crc32c(pre), w: cw}
+			if err := encodeValue(sw, &got, src); err != nil {
+				if cw.err != nil {
+					break // reported below
+				}
+				return "", 0, fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, typ, err)
+			}
+			if got.n != want.n || got.crc != want.crc || sw.size != size {
+				return "", 0, fmt.Errorf("persist: internal error: snapshot key %q (type %q) encoded differently twice", e.Key, typ)
+			}
+		}
 		if testHookAfterEntry != nil {
 			testHookAfterEntry(i + 1)
 		}
@@ -559,8 +659,8 @@ func readSnapshot(path string, decode Decoder) (snapHeader, []snapEntry, error) 
 		return h, nil, corrupt(0, "header checksum mismatch (stored %08x, computed %08x)", got, want)
 	}
 	version := binary.LittleEndian.Uint16(hdr[8:])
-	if version != FormatVersion && version != snapVersion1 {
-		return h, nil, fmt.Errorf("%w: %s: snapshot format version %d (this build reads %d and %d)", ErrVersion, path, version, snapVersion1, FormatVersion)
+	if version != FormatVersion && version != snapVersion2 && version != snapVersion1 {
+		return h, nil, fmt.Errorf("%w: %s: snapshot format version %d (this build reads %d to %d)", ErrVersion, path, version, snapVersion1, FormatVersion)
 	}
 	if fl := binary.LittleEndian.Uint16(hdr[10:]); fl != 0 {
 		return h, nil, fmt.Errorf("%w: %s: unknown snapshot flags %#04x", ErrVersion, path, fl)
@@ -579,61 +679,68 @@ func readSnapshot(path string, decode Decoder) (snapHeader, []snapEntry, error) 
 	entries := make([]snapEntry, 0, min(h.count, 1<<16))
 	off := int64(snapHeaderSize)
 	end := size - snapTrailerSize
+	rhLen := int64(snapRecHeaderV2)
+	if version >= 3 {
+		rhLen = snapRecHeader
+	}
 	var prev string
 	for i := uint64(0); i < h.count; i++ {
-		if end-off < snapMinRecord {
+		if end-off < rhLen+2 {
 			return h, nil, corrupt(off, "entry %d of %d: file ends early", i, h.count)
 		}
-		var rh [snapRecHeader]byte
-		if _, err := io.ReadFull(br, rh[:]); err != nil {
+		var rhb [snapRecHeader]byte
+		rh := rhb[:rhLen]
+		if _, err := io.ReadFull(br, rh); err != nil {
 			return h, nil, fmt.Errorf("persist: read %s: %w", path, err)
 		}
-		n := binary.LittleEndian.Uint64(rh[:])
-		if n < 2 || n > uint64(end-off-snapRecHeader) {
-			return h, nil, corrupt(off, "entry %d: length %d out of range (%d bytes left)", i, n, end-off-snapRecHeader)
+		n := binary.LittleEndian.Uint64(rh)
+		if n < 2 || n > uint64(end-off-rhLen) {
+			return h, nil, corrupt(off, "entry %d: length %d out of range (%d bytes left)", i, n, end-off-rhLen)
 		}
-		rec := make([]byte, n) // bounded by the file
-		if _, err := io.ReadFull(br, rec); err != nil {
-			return h, nil, fmt.Errorf("persist: read %s: %w", path, err)
-		}
-		if got, want := binary.LittleEndian.Uint32(rh[8:]), crc32c(rec); got != want {
-			return h, nil, corrupt(off, "entry %d: checksum mismatch (stored %08x, computed %08x)", i, got, want)
-		}
-		sum = crc32.Update(crc32.Update(sum, castagnoli, rh[:]), castagnoli, rec)
-		klen, k1 := binary.Uvarint(rec)
-		if k1 <= 0 || klen > uint64(len(rec)-k1) {
-			return h, nil, corrupt(off, "entry %d: bad key length", i)
-		}
-		key := string(rec[k1 : k1+int(klen)])
-		rest := rec[k1+int(klen):]
-		tlen, k2 := binary.Uvarint(rest)
-		if k2 <= 0 || tlen > uint64(len(rest)-k2) {
-			return h, nil, corrupt(off, "entry %d (key %q): bad type length", i, key)
-		}
-		typ := string(rest[k2 : k2+int(tlen)])
-		data := rest[k2+int(tlen):]
-		var expire uint64
-		if version >= 2 {
-			var k3 int
-			expire, k3 = binary.Uvarint(data)
-			if k3 <= 0 || expire > math.MaxInt64 {
-				return h, nil, corrupt(off, "entry %d (key %q): bad expire time", i, key)
+		sum = crc32.Update(sum, castagnoli, rh)
+		want := binary.LittleEndian.Uint32(rh[rhLen-4:])
+		// The record's checksum is verified before anything in it is
+		// decoded. A record up to inMemRecord bytes is read whole; a
+		// larger one is read twice, once for its checksum and once to
+		// decode it in pieces, so it is never held whole in memory.
+		var src byteSrc
+		var got uint32
+		if n <= inMemRecord {
+			rec := make([]byte, n) // bounded by the file
+			if _, err := io.ReadFull(br, rec); err != nil {
+				return h, nil, fmt.Errorf("persist: read %s: %w", path, err)
 			}
-			data = data[k3:]
+			got = crc32c(rec)
+			sum = crc32.Update(sum, castagnoli, rec)
+			src = bytes.NewReader(rec)
+		} else {
+			if got, sum, err = sumRecord(br, n, sum); err != nil {
+				return h, nil, fmt.Errorf("persist: read %s: %w", path, err)
+			}
+			src = bufio.NewReaderSize(io.NewSectionReader(f, off+rhLen, int64(n)), 1<<20)
 		}
-		if i > 0 && key <= prev {
-			return h, nil, corrupt(off, "entry %d: key %q not after %q (keys must be unique and sorted)", i, key, prev)
+		if got != want {
+			return h, nil, corrupt(off, "entry %d: checksum mismatch (stored %08x, computed %08x)", i, want, got)
 		}
-		prev = key
-		v, err := decode(typ, data)
-		if err != nil {
-			return h, nil, fmt.Errorf("%w: %s at byte offset %d: key %q of type %q: %w", ErrCorrupt, path, off, key, typ, err)
+		var size uint64
+		if version >= 3 {
+			size = binary.LittleEndian.Uint64(rh[8:])
 		}
-		if v == nil {
-			return h, nil, corrupt(off, "key %q: decoder returned no value for type %q", key, typ)
+		e, typ, err := readEntry(&recReader{r: src, left: n}, version, size, decode)
+		var re *errRecord
+		switch {
+		case errors.As(err, &re):
+			return h, nil, corrupt(off, "entry %d (key %q): %s", i, e.key, re.msg)
+		case err != nil:
+			return h, nil, fmt.Errorf("%w: %s at byte offset %d: key %q of type %q: %w", ErrCorrupt, path, off, e.key, typ, err)
+		case e.value == nil:
+			return h, nil, corrupt(off, "key %q: decoder returned no value for type %q", e.key, typ)
+		case i > 0 && e.key <= prev:
+			return h, nil, corrupt(off, "entry %d: key %q not after %q (keys must be unique and sorted)", i, e.key, prev)
 		}
-		entries = append(entries, snapEntry{key: key, value: v, expire: int64(expire)})
-		off += snapRecHeader + int64(n)
+		prev = e.key
+		entries = append(entries, e)
+		off += rhLen + int64(n)
 	}
 	if off != end {
 		return h, nil, corrupt(off, "%d unexpected bytes after the last entry", end-off)
@@ -653,4 +760,107 @@ func readSnapshot(path string, decode Decoder) (snapHeader, []snapEntry, error) 
 		return h, nil, corrupt(off+16, "file checksum mismatch (stored %08x, computed %08x)", got, sum)
 	}
 	return h, entries, nil
+}
+
+// Records up to inMemRecord stored bytes are read whole; values of up to
+// inMemValue bytes, or of a type without a streaming decoder, are
+// decoded from memory.
+const (
+	inMemRecord = 1 << 20
+	inMemValue  = 1 << 20
+)
+
+// sumRecord reads the n bytes of a record from r and returns their
+// CRC-32C and sum extended by them.
+func sumRecord(r io.Reader, n uint64, sum uint32) (rec, file uint32, err error) {
+	buf := make([]byte, 1<<20)
+	for n > 0 {
+		b := buf[:min(n, uint64(len(buf)))]
+		if _, err := io.ReadFull(r, b); err != nil {
+			return 0, 0, err
+		}
+		rec = crc32.Update(rec, castagnoli, b)
+		sum = crc32.Update(sum, castagnoli, b)
+		n -= uint64(len(b))
+	}
+	return rec, sum, nil
+}
+
+// readEntry decodes one checksummed record of a snapshot of format
+// version from r: key, type, expire time (version ≥ 2) and the value,
+// whose encoding is size bytes long in version 3 (stored as a sparse
+// body) and the rest of the record before. A value larger than
+// inMemValue whose type has a streaming decoder (codec.Decoder.Read) is
+// decoded in place from the file; any other is read into memory and
+// given to decode. Structural errors are *errRecord; decoder errors are
+// returned as they are, with the type name.
+func readEntry(r *recReader, version uint16, size uint64, decode Decoder) (e snapEntry, typ string, err error) {
+	klen, err := r.uvarint("key length")
+	if err != nil {
+		return e, "", err
+	}
+	key, err := r.bytes(klen, "key")
+	if err != nil {
+		return e, "", err
+	}
+	e.key = string(key)
+	tlen, err := r.uvarint("type length")
+	if err != nil {
+		return e, "", err
+	}
+	t, err := r.bytes(tlen, "type")
+	if err != nil {
+		return e, "", err
+	}
+	typ = string(t)
+	if version >= 2 {
+		exp, err := r.uvarint("expire time")
+		if err != nil {
+			return e, typ, err
+		}
+		if exp > math.MaxInt64 {
+			return e, typ, recordErr("bad expire time %d", exp)
+		}
+		e.expire = int64(exp)
+	}
+	var body io.Reader = r
+	var sr *sparseReader
+	if version >= 3 {
+		// Zero runs take a few bytes, so the file does not bound the
+		// value's size: the memory the process may have does.
+		if avail := sysmem.Available(); avail > 0 && size > avail {
+			return e, typ, recordErr("value of %d bytes is larger than the memory available to the process (%d bytes)", size, avail)
+		}
+		sr = &sparseReader{r: r, left: size}
+		body = sr
+	} else {
+		size = r.left
+	}
+	if d, ok := codec.Lookup(typ); ok && d.Read != nil && size > inMemValue {
+		e.value, err = d.Read(body, size, 0)
+	} else {
+		data := make([]byte, size) // bounded by the file, or by the memory available
+		if _, err := io.ReadFull(body, data); err != nil {
+			var re *errRecord
+			if errors.As(err, &re) {
+				return e, typ, err
+			}
+			return e, typ, recordErr("value cut short: %v", err)
+		}
+		e.value, err = decode(typ, data)
+	}
+	var re *errRecord
+	if errors.As(err, &re) {
+		return e, typ, re // the body's structure, seen by the decoder
+	}
+	if err != nil {
+		return e, typ, err
+	}
+	if sr != nil && (sr.left != 0 || sr.zeros != 0 || sr.lit != 0) {
+		return e, typ, recordErr("the decoder read %d of the value's %d bytes", size-sr.left, size)
+	}
+	if r.left != 0 {
+		return e, typ, recordErr("%d bytes after the value", r.left)
+	}
+	return e, typ, nil
 }

@@ -28,8 +28,13 @@ const (
 		"090000007edd9041" + "0303534554016b0176"
 	// dump.pdb of generation 2, saved at 1700000000 s, one key "k" of type
 	// "string" whose value bytes are "v" and that expires at 4102444800000
-	// ms (2100-01-01).
-	snapVector = "5052424c5950444202000000020000000000000000002a36fe9c971701000000000000001c238493" +
+	// ms (2100-01-01): format version 3, the value as one segment (no
+	// zero bytes, 1 stored byte).
+	snapVector = "5052424c5950444203000000020000000000000000002a36fe9c9717010000000000000028a89131" +
+		"1200000000000000" + "0100000000000000" + "98c2c42b" + "016b06737472696e6780b08fe6b277" + "000176" +
+		"5052424c59454e44010000000000000019b9bc5c"
+	// The same file in format version 2 (before sparse bodies); still read.
+	snapV2Vector = "5052424c5950444202000000020000000000000000002a36fe9c971701000000000000001c238493" +
 		"100000000000000009a5fd94" + "016b06737472696e6780b08fe6b27776" +
 		"5052424c59454e440100000000000000087d0129"
 	// The same file in format version 1 (before expire times), without
@@ -70,6 +75,9 @@ func TestFormatVectorsMatchDocs(t *testing.T) {
 	}
 	if got := docVector(t, "snapshot"); got != snapVector {
 		t.Errorf("docs/FORMATS.md snapshot vector differs from the code:\n doc  %s\n code %s", got, snapVector)
+	}
+	if got := docVector(t, "snapshot-v2"); got != snapV2Vector {
+		t.Errorf("docs/FORMATS.md snapshot version 2 vector differs from the code:\n doc  %s\n code %s", got, snapV2Vector)
 	}
 	if got := docVector(t, "snapshot-v1"); got != snapV1Vector {
 		t.Errorf("docs/FORMATS.md snapshot version 1 vector differs from the code:\n doc  %s\n code %s", got, snapV1Vector)
@@ -123,9 +131,9 @@ func TestFormatVectors(t *testing.T) {
 	if len(md.records) != 1 || md.m["k"] != "v" {
 		t.Fatalf("aof-end vector replayed %v", md.records)
 	}
-	// The snapshot vectors: version 2 sets k's expire time by replaying
-	// its canonical record; version 1 has none.
-	for v, want := range map[string]string{snapVector: "[[PEXPIREAT k 4102444800000]]", snapV1Vector: "[]"} {
+	// The snapshot vectors: versions 3 and 2 set k's expire time by
+	// replaying its canonical record; version 1 has none.
+	for v, want := range map[string]string{snapVector: "[[PEXPIREAT k 4102444800000]]", snapV2Vector: "[[PEXPIREAT k 4102444800000]]", snapV1Vector: "[]"} {
 		snap, _ := hex.DecodeString(v)
 		dir = t.TempDir()
 		writeFile(t, filepath.Join(dir, snapshotName), snap)

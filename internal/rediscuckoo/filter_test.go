@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"runtime"
 	"strconv"
 	"testing"
+	"testing/iotest"
 
 	"github.com/probly/probly/cuckoo"
 	"github.com/probly/probly/internal/cuckooraw"
@@ -711,4 +713,38 @@ func FuzzUnmarshalFilter(f *testing.F) {
 			t.Fatal("re-encoding does not decode to the same filter")
 		}
 	})
+}
+
+// WriteTo writes MarshalBinary's bytes and ReadFilter decodes them from a
+// stream of any piece size, for tables spanning many pages (most of them
+// empty); a short stream or a damaged byte is refused.
+func TestSnapshotStreams(t *testing.T) {
+	f := mustNew(t, Params{Capacity: 1 << 20, BucketSize: 2, MaxIterations: 20, Expansion: 1})
+	for i := range 300 {
+		f.Insert([]byte(strconv.Itoa(i)))
+	}
+	want, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w bytes.Buffer
+	if n, err := f.WriteTo(&w); err != nil || n != int64(len(want)) || !bytes.Equal(w.Bytes(), want) {
+		t.Fatalf("WriteTo: %d %v", n, err)
+	}
+	for _, r := range []io.Reader{iotest.OneByteReader(bytes.NewReader(want)), iotest.HalfReader(bytes.NewReader(want))} {
+		g, err := ReadFilter(r, uint64(len(want)), 0)
+		if err != nil || !g.Equal(f) {
+			t.Fatalf("ReadFilter: %v", err)
+		}
+	}
+	if _, err := ReadFilter(bytes.NewReader(want[:len(want)-1]), uint64(len(want)), 0); !errors.Is(err, ErrBadData) {
+		t.Fatalf("short stream: %v", err)
+	}
+	for _, i := range []int{10, len(want) / 2, len(want) - 2} {
+		x := bytes.Clone(want)
+		x[i] ^= 0x01
+		if _, err := ReadFilter(bytes.NewReader(x), uint64(len(x)), 0); !errors.Is(err, ErrBadData) {
+			t.Fatalf("damaged byte %d: %v", i, err)
+		}
+	}
 }

@@ -1,7 +1,9 @@
 package rediscuckoo
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 
 	"github.com/probly/probly/cuckoo"
 	"github.com/probly/probly/internal/cuckooraw"
@@ -16,19 +18,32 @@ import (
 // MarshalBinary encodes c for a snapshot.
 func (c *Filter) MarshalBinary() ([]byte, error) { return c.f.MarshalBinary() }
 
-// UnmarshalFilter decodes a snapshot made by MarshalBinary. budget bounds
-// the filter's table bytes (0 = DefaultBudget) before anything is
-// allocated, then its MemoryUsage, and becomes the filter's growth budget. The encoding must be
-// a RedisBloom-compatible cuckoo filter (hash murmur64a-single seed 0, 8-bit
-// fingerprints) with nothing after it. Errors wrap ErrBadData.
+// WriteTo writes MarshalBinary's encoding to w (io.WriterTo) in 64 KiB
+// pieces, reading the tables without writing them (a snapshot of a large,
+// mostly empty filter does not touch its untouched pages).
+func (c *Filter) WriteTo(w io.Writer) (int64, error) { return c.f.WriteTo(w) }
+
+// UnmarshalFilter decodes a snapshot made by MarshalBinary: ReadFilter on
+// data, which must hold exactly one encoding.
 func UnmarshalFilter(data []byte, budget uint64) (*Filter, error) {
+	return ReadFilter(bytes.NewReader(data), uint64(len(data)), budget)
+}
+
+// ReadFilter decodes a snapshot made by MarshalBinary from r, which holds
+// exactly n bytes of it, in place (tables allocated once, pages of empty
+// slots left untouched). budget bounds the filter's table bytes (0 =
+// DefaultBudget) before anything is allocated, then its MemoryUsage, and
+// becomes the filter's growth budget. The encoding must be a
+// RedisBloom-compatible cuckoo filter (hash murmur64a-single seed 0, 8-bit
+// fingerprints). Errors wrap ErrBadData.
+func ReadFilter(r io.Reader, n, budget uint64) (*Filter, error) {
 	budget = budgetOr(budget)
 	const overhead = 76 // header and table checksum of the encoding
-	if uint64(len(data)) > overhead && uint64(len(data))-overhead > budget {
-		return nil, fmt.Errorf("%w: %d table bytes exceed the budget of %d", ErrBadData, len(data)-overhead, budget)
+	if n > overhead && n-overhead > budget {
+		return nil, fmt.Errorf("%w: %d table bytes exceed the budget of %d", ErrBadData, n-overhead, budget)
 	}
-	f := new(cuckoo.Filter)
-	if err := f.UnmarshalBinary(data); err != nil {
+	f, err := raw.ReadN(r, n)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadData, err)
 	}
 	cfg := raw.Config(f)
