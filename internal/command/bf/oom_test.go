@@ -10,7 +10,6 @@ import (
 	"github.com/probly/probly/internal/redisbloom"
 )
 
-
 func (e *env) runReserve(replay bool, room uint64, args ...string) (reply string, asked uint64) {
 	return commandtest.RunReserve(e.tab, e.store, e.cfg, replay, room, args...)
 }
