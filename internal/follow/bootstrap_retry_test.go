@@ -10,8 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/probly/probly/guard/natsstream"
 )
 
 // flakyJS fails the first fails Stream calls with err.
@@ -41,15 +39,7 @@ func (j *flakyJS) Stream(ctx context.Context, name string) (jetstream.Stream, er
 // ErrSnapshotStream, and nothing is loaded.
 func TestBootstrapRetriesTransientStreamErrors(t *testing.T) {
 	ctx := context.Background()
-	js := startJS(t)
-	if err := natsstream.EnsureStream(ctx, js, "USERS", []string{"users.created", "sessions.opened", "sessions.closed"}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 {
-		if _, err := js.Publish(ctx, "users.created", []byte(fmt.Sprint("u", i))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	js := startUsersJS(t, 5)
 	sc := SnapshotConfig{Bucket: "snaps", Publish: true}
 	if err := sc.normalize(); err != nil {
 		t.Fatal(err)

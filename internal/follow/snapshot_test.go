@@ -407,6 +407,24 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	})
 }
 
+// startUsersJS starts an embedded JetStream server with the stream USERS
+// (subjects users.created, sessions.opened, sessions.closed) holding n
+// users.created events "u0"…
+func startUsersJS(t *testing.T, n int) jetstream.JetStream {
+	t.Helper()
+	ctx := context.Background()
+	js := startJS(t)
+	if err := natsstream.EnsureStream(ctx, js, "USERS", []string{"users.created", "sessions.opened", "sessions.closed"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if _, err := js.Publish(ctx, "users.created", []byte(fmt.Sprint("u", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return js
+}
+
 // startJS starts an embedded JetStream server for the test.
 func startJS(t *testing.T) jetstream.JetStream {
 	t.Helper()
@@ -591,15 +609,7 @@ func snapFollower(t *testing.T, js jetstream.JetStream) (*Follower, *snapNode) {
 
 func TestPublishAndBootstrap(t *testing.T) {
 	ctx := context.Background()
-	js := startJS(t)
-	if err := natsstream.EnsureStream(ctx, js, "USERS", []string{"users.created", "sessions.opened", "sessions.closed"}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 {
-		if _, err := js.Publish(ctx, "users.created", []byte(fmt.Sprint("u", i))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	js := startUsersJS(t, 5)
 	sc := &SnapshotConfig{Bucket: "snaps", Publish: true}
 	if err := sc.normalize(); err != nil {
 		t.Fatal(err)
