@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/probly/probly/internal/command/commandtest"
 	"github.com/probly/probly/internal/testutil"
 )
 
@@ -39,8 +40,6 @@ type loadConfig struct {
 	cfCap       int
 	checkRSS    bool // fail if RSS grows by > 25 % between steady runs
 }
-
-const oomMsg = "OOM command not allowed when used memory > 'maxmemory'."
 
 // TestLoad is issue 5's load test: 200 clients against a `probly serve`
 // child process for 2 minutes, twice over the same data, then 30 s of the
@@ -249,7 +248,7 @@ func runLoad(t *testing.T, lc loadConfig) {
 					ops.Add(1)
 					switch {
 					case err == nil || err == redis.Nil:
-					case overflow && err.Error() == oomMsg:
+					case overflow && commandtest.Refusal(err.Error()):
 						ooms.Add(1)
 					default:
 						if errs.Add(1) <= 3 {

@@ -203,6 +203,11 @@ func refusedReply(reply string) bool {
 	return false
 }
 
+// Refusal reports whether msg, an error reply's text as clients return it
+// (no "-", no CRLF), is a maxmemory refusal: Redis's OOM error, or a
+// filter's no-room reply.
+func Refusal(msg string) bool { return refusedReply("-" + msg + "\r\n") }
+
 // RunReserve runs one command (RESP2; as a replay if replay) with a
 // Ctx.ReserveMem that admits reservations while their sum stays within
 // room, and returns the reply and the bytes asked for.
