@@ -148,3 +148,75 @@ func TestWriteGate(t *testing.T) {
 		t.Fatal("nil logger still gated")
 	}
 }
+
+// TestFrozenReleaseShard: a cut listed part by part holds every key once
+// (Len of them); a released part's values change in place again while the
+// parts not yet listed still show the cut, and Release after some parts
+// ends the rest.
+func TestFrozenReleaseShard(t *testing.T) {
+	s := New(nil)
+	want := map[string]string{}
+	for i := range 2000 {
+		k := fmt.Sprintf("k%d", i)
+		appendTo(s, k, "a")
+		want[k] = "a"
+	}
+	f, err := s.FreezeCOW(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Len() != 2000 {
+		t.Fatalf("Len %d", f.Len())
+	}
+	got := map[string]string{}
+	var part []Entry
+	half := f.Shards() / 2
+	for i := range half {
+		part = f.AppendShard(part[:0], i)
+		for _, e := range part {
+			if _, dup := got[e.Key]; dup {
+				t.Fatalf("key %s listed twice", e.Key)
+			}
+			got[e.Key] = string(e.Value.(*bytesVal).b)
+		}
+		f.ReleaseShard(i)
+		f.ReleaseShard(i) // idempotent
+		// Every key written now: the released parts change in place, the
+		// others are copied and still list "a".
+		if i == half-1 {
+			for k := range want {
+				appendTo(s, k, "b")
+			}
+		}
+	}
+	var listed []Entry
+	for i := half; i < f.Shards(); i++ {
+		listed = f.AppendShard(listed, i)
+	}
+	for _, e := range listed {
+		got[e.Key] = string(e.Value.(*bytesVal).b)
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("the cut listed %d keys, not the %d at the cut (or changed values)", len(got), len(want))
+	}
+	if sh := &s.shards[0]; sh.cow != nil {
+		t.Fatal("a released part still copies on write")
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("AppendShard of a released part did not panic")
+			}
+		}()
+		f.AppendShard(nil, 0)
+	}()
+	f.Release()
+	for i := range s.shards {
+		if s.shards[i].cow != nil {
+			t.Fatalf("part %d still copies on write after Release", i)
+		}
+	}
+	if _, err := s.FreezeCOW(nil); err != nil { // a new cut may be taken
+		t.Fatal(err)
+	}
+}

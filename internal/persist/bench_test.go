@@ -55,7 +55,7 @@ func BenchmarkWriteSnapshotSmallKeys(b *testing.B) {
 	dir := b.TempDir()
 	b.ReportAllocs()
 	for b.Loop() {
-		p, _, err := writeSnapshot(dir, 2, entries, time.Now())
+		p, _, err := writeSnapshot(dir, 2, entryList(entries), time.Now())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -102,7 +102,14 @@
 // the snapshot reads the values as they were at the cut. (The previous
 // design cloned every value with all shard locks held: 1.3 s of stalled
 // writes for 1 GiB of values; now 0.6 ms.) The snapshot is then written
-// without any store lock to a temporary file, fsynced, renamed to dump.pdb,
+// to a temporary file one shard at a time: a shard is listed under its
+// read lock, encoded without any lock, and released from copy-on-write,
+// so writes stop cloning as soon as their shard is on disk and no list of
+// every key is built or sorted (format version 4 lets the entries come in
+// any order; about 0.5 µs per small key, BenchmarkSnapshotStore). The
+// writer yields the processor after each shard, so that on one core the
+// commands served meanwhile wait for one shard's encoding at most. The
+// file is then fsynced, renamed to dump.pdb,
 // the directory is fsynced, and only then are the older AOF generations
 // deleted. If anything fails (ENOSPC included), the previous dump.pdb and
 // every AOF stay, so nothing is lost; [DB.LastSaveOK] reports false. Values
@@ -150,9 +157,10 @@
 // one write(2) of the buffer in flight, shared by every record buffered
 // before it started (appends continue into a second buffer meanwhile);
 // with "always", at most one fsync in flight, shared by all waiters that
-// arrive meanwhile. Snapshot: memory for a clone of every value written while it
-// runs (copy-on-write, at most the size of the key space) plus one
-// marshalled value at a time; the file is written sequentially. Recovery reads
+// arrive meanwhile. Snapshot: memory for a clone of every value written while its
+// shard is not yet written (copy-on-write, at most the size of the key space),
+// one shard's list of entries and one encoded small value at a time; the
+// file is written sequentially. Recovery reads
 // every file once (the snapshot is read once, verified record by record and
 // as a whole before any value is handed to load).
 package persist

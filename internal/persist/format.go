@@ -16,12 +16,13 @@ const (
 	// FormatVersion is the version written into snapshot headers: 2 adds
 	// each entry's expire time, 3 stores each value's runs of zero bytes
 	// as counts (sparse bodies, sparse.go) and gives each record's header
-	// the value's size. Version 1 snapshots (without expire times) and
-	// version 2 ones are still read; other versions are refused with
-	// ErrVersion.
-	FormatVersion = 3
+	// the value's size, 4 lets the entries come in any order (keys are
+	// still unique; versions before it list them sorted). Versions 1 to 3
+	// are still read; other versions are refused with ErrVersion.
+	FormatVersion = 4
 	snapVersion1  = 1
 	snapVersion2  = 2
+	snapVersion4  = 4
 	// AOFFormatVersion is the version written into AOF headers. Version 2
 	// generations end with an end-of-generation record when another
 	// generation follows them; version 1 files (written before it) have

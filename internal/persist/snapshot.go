@@ -3,7 +3,6 @@ package persist
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"encoding"
 	"encoding/binary"
 	"errors"
@@ -13,7 +12,9 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/probly/probly/internal/codec"
@@ -85,7 +86,7 @@ var testHookBeforeRename func() error
 
 // testHookAfterEntry, if set by a test, runs in the snapshot writer after
 // each entry was encoded and handed to the file's writer; written counts
-// the entries written so far (in key order). It may block, to hold a dump
+// the entries written so far (in the order written). It may block, to hold a dump
 // half written.
 var testHookAfterEntry func(written int)
 
@@ -143,11 +144,9 @@ func (d *DB) snapshot(store *keyspace.Store, trig Trigger, gated bool) (err erro
 		return err
 	}
 	defer frozen.Release()
-	entries := frozen.Entries()
-	d.log.Debug("persist: snapshot cut taken", "keys", len(entries), "generation", cut.gen, "reused", cut.reused, "stall", stall)
+	d.log.Debug("persist: snapshot cut taken", "keys", frozen.Len(), "generation", cut.gen, "reused", cut.reused, "stall", stall)
 
-	tmp, size, err := writeSnapshot(d.dir, cut.gen, entries, begin)
-	entries = nil
+	tmp, size, err := writeSnapshot(d.dir, cut.gen, frozen, begin)
 	frozen.Release() // written: writers need not copy values any more
 	if err != nil {
 		return err
@@ -477,19 +476,98 @@ func (b bytesValue) WriteTo(w io.Writer) (int64, error) {
 
 // valueSource returns what writes e's value encoding: the value itself if
 // it streams its encoding (io.WriterTo, which must write exactly its
-// MarshalBinary bytes), else (w nil) its MarshalBinary bytes.
-func valueSource(e keyspace.Entry) (data []byte, w io.WriterTo, err error) {
+// MarshalBinary bytes), else (w nil) its encoding appended to scratch
+// (encoding.BinaryAppender) or its MarshalBinary bytes.
+func valueSource(e keyspace.Entry, scratch []byte) (data []byte, w io.WriterTo, err error) {
 	if w, ok := e.Value.(io.WriterTo); ok {
 		return nil, w, nil
 	}
-	m, ok := e.Value.(encoding.BinaryMarshaler)
-	if !ok {
+	if a, ok := e.Value.(encoding.BinaryAppender); ok {
+		data, err = a.AppendBinary(scratch)
+	} else if m, ok := e.Value.(encoding.BinaryMarshaler); ok {
+		data, err = m.MarshalBinary()
+	} else {
 		return nil, nil, fmt.Errorf("%w: type %q (key %q) does not implement encoding.BinaryMarshaler", ErrNotMarshaler, e.Value.TypeName(), e.Key)
 	}
-	if data, err = m.MarshalBinary(); err != nil {
+	if err != nil {
 		return nil, nil, fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, e.Value.TypeName(), err)
 	}
 	return data, nil, nil
+}
+
+// recordWriter writes snapshot entries (version 3 and 4 records) to cw,
+// reusing its buffers from one entry to the next.
+type recordWriter struct {
+	cw        *crcWriter
+	sw        sparseWriter
+	pre       []byte       // the body's key, type and expire
+	scratch   []byte       // a small value's encoding
+	body      bytes.Buffer // a small value's stored body
+	want, got recordSum
+	rh        [snapRecHeader]byte
+}
+
+// write appends e's record. A write error of cw is left in cw.err.
+func (rw *recordWriter) write(e keyspace.Entry) error {
+	data, src, err := valueSource(e, rw.scratch[:0])
+	if err != nil {
+		return err
+	}
+	if data != nil && cap(data) <= inMemValue {
+		rw.scratch = data[:0] // reuse what AppendBinary grew
+	}
+	typ := e.Value.TypeName()
+	pre := binary.AppendUvarint(rw.pre[:0], uint64(len(e.Key)))
+	pre = append(pre, e.Key...)
+	pre = binary.AppendUvarint(pre, uint64(len(typ)))
+	pre = append(pre, typ...)
+	pre = binary.AppendUvarint(pre, uint64(max(e.Expire, 0)))
+	rw.pre = pre
+	// The record header carries the stored length and CRC-32C before the
+	// value. A small encoding in memory is encoded into a buffer; any
+	// other is encoded twice, first only to compute them (a frozen value
+	// does not change, and a large one is streamed, never held encoded in
+	// memory), then to the file, checked to give the same bytes.
+	sw := &rw.sw
+	rw.want = recordSum{n: uint64(len(pre)), crc: crc32c(pre)}
+	inMem := src == nil && len(data) <= inMemValue
+	if src == nil && !inMem {
+		src = bytesValue(data)
+	}
+	if inMem {
+		rw.body.Reset()
+		sw.Reset(&rw.body)
+		sw.Write(data)
+		err = sw.Close()
+		rw.want.Write(rw.body.Bytes())
+	} else {
+		err = encodeValue(sw, &rw.want, src)
+	}
+	if err != nil {
+		return fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, typ, err)
+	}
+	size := sw.size
+	rh := rw.rh[:]
+	binary.LittleEndian.PutUint64(rh, rw.want.n)
+	binary.LittleEndian.PutUint64(rh[8:], size)
+	binary.LittleEndian.PutUint32(rh[16:], rw.want.crc)
+	rw.cw.write(rh)
+	rw.cw.write(pre)
+	if inMem {
+		rw.cw.write(rw.body.Bytes())
+		return nil
+	}
+	rw.got = recordSum{n: uint64(len(pre)), crc: crc32c(pre), w: rw.cw}
+	if err := encodeValue(sw, &rw.got, src); err != nil {
+		if rw.cw.err != nil {
+			return nil // reported by the caller
+		}
+		return fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, typ, err)
+	}
+	if rw.got.n != rw.want.n || rw.got.crc != rw.want.crc || sw.size != size {
+		return fmt.Errorf("persist: internal error: snapshot key %q (type %q) encoded differently twice", e.Key, typ)
+	}
+	return nil
 }
 
 // encodeValue writes the version 3 body of src's encoding to w through sw.
@@ -501,10 +579,37 @@ func encodeValue(sw *sparseWriter, w io.Writer, src io.WriterTo) error {
 	return sw.Close()
 }
 
-// writeSnapshot writes entries (sorted by key) to a temporary file in dir,
-// fsyncs and closes it, and returns its path and size.
-func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.Time) (_ string, size int64, err error) {
-	slices.SortFunc(entries, func(a, b keyspace.Entry) int { return cmp.Compare(a.Key, b.Key) })
+// snapSource is what a snapshot is written from: a cut listed in parts
+// (keyspace.Frozen). The writer lists one part at a time, encodes it and
+// releases it, so that the values held for the cut (and the clones that
+// writes make meanwhile) shrink as the dump goes, and no list of every key
+// is built.
+type snapSource interface {
+	// Len is the number of entries the parts hold together.
+	Len() int
+	// Shards is the number of parts.
+	Shards() int
+	// AppendShard appends part i's entries to dst.
+	AppendShard(dst []keyspace.Entry, i int) []keyspace.Entry
+	// ReleaseShard tells the source that part i is written.
+	ReleaseShard(i int)
+}
+
+// entryList is a snapSource of one part (tests and benchmarks).
+type entryList []keyspace.Entry
+
+func (l entryList) Len() int    { return len(l) }
+func (l entryList) Shards() int { return 1 }
+func (l entryList) AppendShard(dst []keyspace.Entry, _ int) []keyspace.Entry {
+	return append(dst, l...)
+}
+func (l entryList) ReleaseShard(int) {}
+
+// writeSnapshot writes src's entries to a temporary file in dir (in the
+// order src lists them), fsyncs and closes it, and returns its path and
+// size. It yields the processor after each part, so that on one core the
+// commands being served meanwhile wait for one part's encoding at most.
+func writeSnapshot(dir string, gen uint64, src snapSource, saved time.Time) (_ string, size int64, err error) {
 	f, err := os.CreateTemp(dir, "snapshot.*"+tmpSuffix)
 	if err != nil {
 		return "", 0, fmt.Errorf("persist: create snapshot: %w", err)
@@ -519,6 +624,7 @@ func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.
 	if err := f.Chmod(0o644); err != nil { // CreateTemp uses 0600; match the AOF files
 		return "", 0, fmt.Errorf("persist: create snapshot: %w", err)
 	}
+	count := src.Len()
 	cw := &crcWriter{w: bufio.NewWriterSize(f, 1<<20)}
 	var hdr [snapHeaderSize]byte
 	copy(hdr[:], snapMagic)
@@ -526,76 +632,43 @@ func writeSnapshot(dir string, gen uint64, entries []keyspace.Entry, saved time.
 	binary.LittleEndian.PutUint16(hdr[10:], 0)
 	binary.LittleEndian.PutUint64(hdr[12:], gen)
 	binary.LittleEndian.PutUint64(hdr[20:], uint64(saved.UnixNano()))
-	binary.LittleEndian.PutUint64(hdr[28:], uint64(len(entries)))
+	binary.LittleEndian.PutUint64(hdr[28:], uint64(count))
 	binary.LittleEndian.PutUint32(hdr[36:], crc32c(hdr[:36]))
 	cw.write(hdr[:])
 
-	var pre []byte
-	sw := &sparseWriter{}
-	var want, got recordSum
-	var body bytes.Buffer
-	for i, e := range entries {
-		data, src, err := valueSource(e)
-		if err != nil {
-			return "", 0, err
-		}
-		typ := e.Value.TypeName()
-		pre = binary.AppendUvarint(pre[:0], uint64(len(e.Key)))
-		pre = append(pre, e.Key...)
-		pre = binary.AppendUvarint(pre, uint64(len(typ)))
-		pre = append(pre, typ...)
-		pre = binary.AppendUvarint(pre, uint64(max(e.Expire, 0)))
-		// The record header carries the stored length and CRC-32C before
-		// the value. A small encoding in memory is encoded into a buffer;
-		// any other is encoded twice, first only to compute them (a
-		// frozen value does not change, and a large one is streamed,
-		// never held encoded in memory), then to the file, checked to
-		// give the same bytes.
-		want = recordSum{n: uint64(len(pre)), crc: crc32c(pre)}
-		inMem := src == nil && len(data) <= inMemValue
-		if src == nil && !inMem {
-			src = bytesValue(data)
-		}
-		if inMem {
-			body.Reset()
-			sw.Reset(&body)
-			sw.Write(data)
-			err = sw.Close()
-			want.Write(body.Bytes())
-		} else {
-			err = encodeValue(sw, &want, src)
-		}
-		if err != nil {
-			return "", 0, fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, typ, err)
-		}
-		size := sw.size
-		var rh [snapRecHeader]byte
-		binary.LittleEndian.PutUint64(rh[:], want.n)
-		binary.LittleEndian.PutUint64(rh[8:], size)
-		binary.LittleEndian.PutUint32(rh[16:], want.crc)
-		cw.write(rh[:])
-		cw.write(pre)
-		if inMem {
-			cw.write(body.Bytes())
-		} else {
-			got = recordSum{n: uint64(len(pre)), crc: crc32c(pre), w: cw}
-			if err := encodeValue(sw, &got, src); err != nil {
-				if cw.err != nil {
-					break // reported below
-				}
-				return "", 0, fmt.Errorf("persist: snapshot key %q (type %q): %w", e.Key, typ, err)
+	rw := &recordWriter{cw: cw}
+	var part []keyspace.Entry
+	written := 0
+	for i := range src.Shards() {
+		part = src.AppendShard(part[:0], i)
+		for _, e := range part {
+			if written == count {
+				return "", 0, fmt.Errorf("persist: internal error: the cut listed more than its %d entries", count)
 			}
-			if got.n != want.n || got.crc != want.crc || sw.size != size {
-				return "", 0, fmt.Errorf("persist: internal error: snapshot key %q (type %q) encoded differently twice", e.Key, typ)
+			if err := rw.write(e); err != nil {
+				return "", 0, err
+			}
+			if cw.err != nil {
+				break // reported below
+			}
+			written++
+			if testHookAfterEntry != nil {
+				testHookAfterEntry(written)
 			}
 		}
-		if testHookAfterEntry != nil {
-			testHookAfterEntry(i + 1)
+		clear(part) // drop the references to the values before releasing them
+		src.ReleaseShard(i)
+		if cw.err != nil {
+			break
 		}
+		runtime.Gosched()
+	}
+	if cw.err == nil && written != count {
+		return "", 0, fmt.Errorf("persist: internal error: the cut listed %d of its %d entries", written, count)
 	}
 	var tr [snapTrailerSize]byte
 	copy(tr[:], snapEndMagic)
-	binary.LittleEndian.PutUint64(tr[8:], uint64(len(entries)))
+	binary.LittleEndian.PutUint64(tr[8:], uint64(count))
 	cw.write(tr[:16])
 	binary.LittleEndian.PutUint32(tr[16:], cw.crc)
 	cw.write(tr[16:])
@@ -624,6 +697,7 @@ type snapEntry struct {
 	key    string
 	value  keyspace.Value
 	expire int64 // Unix ms, 0 = none (always 0 in a version 1 file)
+	off    int64 // the record's byte offset in the file
 }
 
 // readSnapshot reads and fully verifies a snapshot, decoding every value.
@@ -659,7 +733,7 @@ func readSnapshot(path string, decode Decoder) (snapHeader, []snapEntry, error) 
 		return h, nil, corrupt(0, "header checksum mismatch (stored %08x, computed %08x)", got, want)
 	}
 	version := binary.LittleEndian.Uint16(hdr[8:])
-	if version != FormatVersion && version != snapVersion2 && version != snapVersion1 {
+	if version < snapVersion1 || version > FormatVersion {
 		return h, nil, fmt.Errorf("%w: %s: snapshot format version %d (this build reads %d to %d)", ErrVersion, path, version, snapVersion1, FormatVersion)
 	}
 	if fl := binary.LittleEndian.Uint16(hdr[10:]); fl != 0 {
@@ -735,15 +809,26 @@ func readSnapshot(path string, decode Decoder) (snapHeader, []snapEntry, error) 
 			return h, nil, fmt.Errorf("%w: %s at byte offset %d: key %q of type %q: %w", ErrCorrupt, path, off, e.key, typ, err)
 		case e.value == nil:
 			return h, nil, corrupt(off, "key %q: decoder returned no value for type %q", e.key, typ)
-		case i > 0 && e.key <= prev:
+		case version < snapVersion4 && i > 0 && e.key <= prev:
 			return h, nil, corrupt(off, "entry %d: key %q not after %q (keys must be unique and sorted)", i, e.key, prev)
 		}
 		prev = e.key
+		e.off = off
 		entries = append(entries, e)
 		off += rhLen + int64(n)
 	}
 	if off != end {
 		return h, nil, corrupt(off, "%d unexpected bytes after the last entry", end-off)
+	}
+	if version >= snapVersion4 {
+		// Keys are in any order (the writer lists the store shard by
+		// shard); sorted, a key that appears twice is next to itself.
+		slices.SortFunc(entries, func(a, b snapEntry) int { return strings.Compare(a.key, b.key) })
+		for i := 1; i < len(entries); i++ {
+			if a, b := entries[i-1], entries[i]; a.key == b.key {
+				return h, nil, corrupt(max(a.off, b.off), "key %q appears twice (also at byte offset %d)", a.key, min(a.off, b.off))
+			}
+		}
 	}
 	var tr [snapTrailerSize]byte
 	if _, err := io.ReadFull(br, tr[:]); err != nil {

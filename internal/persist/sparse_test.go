@@ -118,7 +118,7 @@ func decodeBoth(typ string, data []byte) (keyspace.Value, error) {
 func TestSnapshotLargeValueStreams(t *testing.T) {
 	big := sparseInputs()["holes"]
 	dir := t.TempDir()
-	p, size, err := writeSnapshot(dir, 2, []keyspace.Entry{
+	p, size, err := writeSnapshot(dir, 2, entryList{
 		{Key: "big", Value: streamVal(big)}, {Key: "k", Value: strVal("v")}, {Key: "small", Value: streamVal("abc")},
 	}, time.Unix(1700000000, 0))
 	if err != nil {
@@ -247,15 +247,15 @@ func TestSnapshotSparseBodyDamage(t *testing.T) {
 	}
 }
 
-// A file written now is version 3 and loads through Open.
-func TestSnapshotVersion3Written(t *testing.T) {
+// A file written now is version 4.
+func TestSnapshotVersion4Written(t *testing.T) {
 	dir := t.TempDir()
-	p, _, err := writeSnapshot(dir, 2, []keyspace.Entry{{Key: "k", Value: strVal("v")}}, time.Unix(1700000000, 0))
+	p, _, err := writeSnapshot(dir, 2, entryList{{Key: "k", Value: strVal("v")}}, time.Unix(1700000000, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(p)
-	if err != nil || binary.LittleEndian.Uint16(b[8:]) != 3 {
+	if err != nil || binary.LittleEndian.Uint16(b[8:]) != FormatVersion || FormatVersion != 4 {
 		t.Fatalf("version %v, %v", b[8:10], err)
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/probly/probly/internal/keyspace"
 )
 
 // The test vectors of docs/FORMATS.md ("AOF" and "Snapshot").
@@ -28,9 +26,14 @@ const (
 		"090000007edd9041" + "0303534554016b0176"
 	// dump.pdb of generation 2, saved at 1700000000 s, one key "k" of type
 	// "string" whose value bytes are "v" and that expires at 4102444800000
-	// ms (2100-01-01): format version 3, the value as one segment (no
+	// ms (2100-01-01): format version 4, the value as one segment (no
 	// zero bytes, 1 stored byte).
-	snapVector = "5052424c5950444203000000020000000000000000002a36fe9c9717010000000000000028a89131" +
+	snapVector = "5052424c5950444204000000020000000000000000002a36fe9c97170100000000000000b782cd51" +
+		"1200000000000000" + "0100000000000000" + "98c2c42b" + "016b06737472696e6780b08fe6b277" + "000176" +
+		"5052424c59454e44010000000000000019b9bc5c"
+	// The same file in format version 3 (the same records, which had to
+	// be sorted by key); still read.
+	snapV3Vector = "5052424c5950444203000000020000000000000000002a36fe9c9717010000000000000028a89131" +
 		"1200000000000000" + "0100000000000000" + "98c2c42b" + "016b06737472696e6780b08fe6b277" + "000176" +
 		"5052424c59454e44010000000000000019b9bc5c"
 	// The same file in format version 2 (before sparse bodies); still read.
@@ -76,6 +79,9 @@ func TestFormatVectorsMatchDocs(t *testing.T) {
 	if got := docVector(t, "snapshot"); got != snapVector {
 		t.Errorf("docs/FORMATS.md snapshot vector differs from the code:\n doc  %s\n code %s", got, snapVector)
 	}
+	if got := docVector(t, "snapshot-v3"); got != snapV3Vector {
+		t.Errorf("docs/FORMATS.md snapshot version 3 vector differs from the code:\n doc  %s\n code %s", got, snapV3Vector)
+	}
 	if got := docVector(t, "snapshot-v2"); got != snapV2Vector {
 		t.Errorf("docs/FORMATS.md snapshot version 2 vector differs from the code:\n doc  %s\n code %s", got, snapV2Vector)
 	}
@@ -101,7 +107,7 @@ func TestFormatVectors(t *testing.T) {
 		t.Fatalf("AOF version 1 encoding changed:\n got %s\nwant %s", got, aofV1Vector)
 	}
 	dir := t.TempDir()
-	p, _, err := writeSnapshot(dir, 2, []keyspace.Entry{{Key: "k", Value: strVal("v"), Expire: 4102444800000}}, time.Unix(1700000000, 0))
+	p, _, err := writeSnapshot(dir, 2, entryList{{Key: "k", Value: strVal("v"), Expire: 4102444800000}}, time.Unix(1700000000, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,9 +137,9 @@ func TestFormatVectors(t *testing.T) {
 	if len(md.records) != 1 || md.m["k"] != "v" {
 		t.Fatalf("aof-end vector replayed %v", md.records)
 	}
-	// The snapshot vectors: versions 3 and 2 set k's expire time by
+	// The snapshot vectors: versions 4 to 2 set k's expire time by
 	// replaying its canonical record; version 1 has none.
-	for v, want := range map[string]string{snapVector: "[[PEXPIREAT k 4102444800000]]", snapV2Vector: "[[PEXPIREAT k 4102444800000]]", snapV1Vector: "[]"} {
+	for v, want := range map[string]string{snapVector: "[[PEXPIREAT k 4102444800000]]", snapV3Vector: "[[PEXPIREAT k 4102444800000]]", snapV2Vector: "[[PEXPIREAT k 4102444800000]]", snapV1Vector: "[]"} {
 		snap, _ := hex.DecodeString(v)
 		dir = t.TempDir()
 		writeFile(t, filepath.Join(dir, snapshotName), snap)

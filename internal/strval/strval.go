@@ -38,6 +38,10 @@ func (s *String) Clone() keyspace.Value { return New(s.B) }
 // MarshalBinary returns the raw bytes (the snapshot record of a string).
 func (s *String) MarshalBinary() ([]byte, error) { return append([]byte(nil), s.B...), nil }
 
+// AppendBinary appends MarshalBinary's bytes to b (encoding.BinaryAppender),
+// so that a snapshot writer reuses one buffer for every string.
+func (s *String) AppendBinary(b []byte) ([]byte, error) { return append(b, s.B...), nil }
+
 // Unmarshal decodes a snapshot record. Any byte string is valid, up to
 // MaxLen bytes.
 func Unmarshal(data []byte) (*String, error) {

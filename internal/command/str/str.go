@@ -316,7 +316,6 @@ func setGeneric(c *command.Ctx, name string, key, val []byte, f setFlags) {
 		c.R.Error(errTooBig)
 		return
 	}
-	nv := strval.New(val) // copied outside the lock
 	c.Update(key, func(tx *keyspace.Txn) string {
 		old, st := command.As[*strval.String](tx.Value)
 		if f.get && st == command.KeyWrongType {
@@ -339,6 +338,17 @@ func setGeneric(c *command.Ctx, name string, key, val []byte, f setFlags) {
 			}
 			return ""
 		}
+		// A string overwritten by one of about its size keeps its buffer
+		// (as APPEND changes it in place): no allocation, and the map is
+		// not written. Otherwise the new value gets a buffer of its own.
+		// (SET ... GET answers with the old bytes: a new buffer.)
+		var nv *strval.String
+		inPlace := old != nil && !f.get && len(val) <= cap(old.B) && cap(old.B) <= 2*len(val)+inPlaceSlack
+		if inPlace {
+			nv = old
+		} else {
+			nv = strval.New(val)
+		}
 		after := usage(key, cap(nv.B))
 		if when != 0 {
 			after += keyspace.ExpireUsage(key) // counted in Used too
@@ -358,7 +368,11 @@ func setGeneric(c *command.Ctx, name string, key, val []byte, f setFlags) {
 		if err != nil {
 			return "" // answered by Ctx.Update
 		}
-		tx.Set(nv)
+		if inPlace {
+			nv.B = append(nv.B[:0], val...) // Log marked the key changed
+		} else {
+			tx.Set(nv)
+		}
 		if !f.keepTTL {
 			tx.SetExpire(when) // 0: none
 		}
@@ -370,6 +384,11 @@ func setGeneric(c *command.Ctx, name string, key, val []byte, f setFlags) {
 		return ""
 	})
 }
+
+// inPlaceSlack is how many bytes beyond twice the new length a string's
+// buffer may have for SET to reuse it: a small string reuses any buffer
+// of its size class, a large buffer is not kept for a much smaller value.
+const inPlaceSlack = 32
 
 // APPEND key value
 func appendCmd(c *command.Ctx) {

@@ -646,3 +646,80 @@ func TestRefusedWritesAnswer(t *testing.T) {
 	}
 	e.expect(2, "$-1\r\n", "GET", "k")
 }
+
+// TestSetInPlace: SET over a string of about the new value's size reuses
+// its buffer (no allocation, as TestPathAllocs checks) and is otherwise a
+// SET: the new bytes whatever their length, the memory count exact, WATCH
+// sees the change, and a snapshot's cut keeps the old bytes.
+func TestSetInPlace(t *testing.T) {
+	e := newEnv(t)
+	ptr := func(k string) *strval.String {
+		var p *strval.String
+		e.store.View([]byte(k), func(v keyspace.Value) { p, _ = v.(*strval.String) })
+		return p
+	}
+	checkUsed := func() {
+		t.Helper()
+		var sum uint64
+		for _, k := range e.store.Keys("*") {
+			e.store.View([]byte(k), func(v keyspace.Value) { sum += uint64(len(k)) + v.MemoryUsage() })
+		}
+		if got := e.store.Used(); got != sum {
+			t.Fatalf("Used %d, keys sum to %d", got, sum)
+		}
+	}
+	e.expect23(ok, "SET", "k", "aaaaaaaaaaaaaaaa")
+	first := ptr("k")
+	e.expect23(ok, "SET", "k", "bbbbbbbbbbbbbbbb")
+	if ptr("k") != first {
+		t.Fatal("SET of a same-size value did not reuse the string")
+	}
+	e.expect23(bulk("bbbbbbbbbbbbbbbb"), "GET", "k")
+	checkUsed()
+	e.expect23(ok, "SET", "k", "ab") // shorter, same buffer
+	e.expect23(bulk("ab"), "GET", "k")
+	e.expect23(integer(2), "STRLEN", "k")
+	if ptr("k") != first {
+		t.Fatal("SET of a shorter value did not reuse the string")
+	}
+	checkUsed()
+	e.expect23(ok, "SET", "k", strings.Repeat("c", 1000)) // does not fit
+	if ptr("k") == first {
+		t.Fatal("SET of a longer value wrote past the buffer's capacity")
+	}
+	e.expect23(bulk(strings.Repeat("c", 1000)), "GET", "k")
+	big := ptr("k")
+	e.expect23(ok, "SET", "k", "x") // a 1000-byte buffer is not kept for 1 byte
+	if p := ptr("k"); p == big || cap(p.B) > 64 {
+		t.Fatalf("SET of 1 byte kept a buffer of %d bytes", cap(p.B))
+	}
+	checkUsed()
+	// SET ... GET answers with the old bytes.
+	e.expect23(ok, "SET", "k", "old")
+	e.expect(2, bulk("old"), "SET", "k", "new", "GET")
+	e.expect23(bulk("new"), "GET", "k")
+
+	// WATCH sees an in-place SET.
+	var w keyspace.Watcher
+	e.store.Watch(&w, []byte("k"))
+	e.expect23(ok, "SET", "k", "neu")
+	if !w.Dirty() {
+		t.Fatal("WATCH did not see an in-place SET")
+	}
+	e.store.Unwatch(&w)
+
+	// A snapshot's cut keeps the bytes it was taken with.
+	f, err := e.store.FreezeCOW(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.expect23(ok, "SET", "k", "two")
+	for _, en := range f.Entries() {
+		if en.Key == "k" && string(en.Value.(*strval.String).B) != "neu" {
+			t.Fatalf("the cut holds %q", en.Value.(*strval.String).B)
+		}
+	}
+	f.Release()
+	e.expect23(bulk("two"), "GET", "k")
+	checkUsed()
+}
