@@ -164,6 +164,14 @@ func (c *client) line(cur [][]byte) string {
 	}
 	held := c.held.Load()
 	obl, oll, omem := c.outputBuf(cur != nil)
+	// Redis installs a write handler (events "w") when a reply could not
+	// be written at once, as for a client that does not read: here, a
+	// write in progress. The asking connection has none (its replies
+	// are written after this command).
+	events := "r"
+	if cur == nil && c.out.pending.Load() > 0 {
+		events = "rw"
+	}
 	age := int64(time.Since(c.ops.created) / time.Second)
 	idle := (s.now() - c.last.Load()) / 1000
 	if cur != nil {
@@ -179,7 +187,7 @@ func (c *client) line(cur [][]byte) string {
 		" name=" + name + " age=" + i64(age) + " idle=" + i64(max(idle, 0)) + " flags=" + flags +
 		" db=0 sub=0 psub=0 ssub=0 multi=" + itoa(multi) +
 		" qbuf=" + itoa(qbuf) + " qbuf-free=" + itoa(qfree) + " argv-mem=" + itoa(argv) + " multi-mem=0 obl=" + i64(obl) + " oll=" + i64(oll) + " omem=" + i64(omem) + " tot-mem=" + i64(held+int64(argv)+obl+omem) +
-		" events=r cmd=" + cmd + " user=" + user + " redir=-1 resp=" + itoa(proto) +
+		" events=" + events + " cmd=" + cmd + " user=" + user + " redir=-1 resp=" + itoa(proto) +
 		" lib-name=" + libName + " lib-ver=" + libVer + "\n"
 }
 
