@@ -213,6 +213,7 @@ func Run(ctx context.Context, o Options) error {
 	defer ln.Close() // Serve closes it too; this covers the error returns before it
 	table, cfg := Tables()
 	auto := registerPersistenceConfig(cfg, o)
+	registerListenConfig(cfg, o, ln) // listenconfig.go
 	store := keyspace.New(nil)
 	defer startMemoryTuner(store)() // memory.go: the limit follows the data
 	op, err := newOps(o, log, table, cfg, store)
