@@ -25,14 +25,7 @@ func TestDumpStableAcrossRestart(t *testing.T) {
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
 	defer func() { c.Close() }()
-	must := func(args ...any) any {
-		t.Helper()
-		v, err := c.Do(ctx, args...).Result()
-		if err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-		return v
-	}
+	must := func(args ...any) any { t.Helper(); return doOK(t, c, args...) }
 	fill := func(key string) {
 		t.Helper()
 		must("CF.RESERVE", key, "100000")
@@ -100,4 +93,15 @@ func TestDumpStableAcrossRestart(t *testing.T) {
 			t.Errorf("DUMP of RESTORE %s differs from the dump restored", k)
 		}
 	}
+}
+
+// doOK runs one command on c and returns its reply; an error reply or a
+// failed connection fails the test.
+func doOK(t testing.TB, c *redis.Client, args ...any) any {
+	t.Helper()
+	v, err := c.Do(context.Background(), args...).Result()
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return v
 }
