@@ -242,6 +242,9 @@ func TestConfigListenDifferentialRedis(t *testing.T) {
 		{"CONFIG", "SET", "tcp-keepalive", "1", "TCP-KEEPALIVE", "2"}, {"CONFIG", "SET", "maxclients", "x", "cluster-enabled", "no"},
 		{"CONFIG", "SET", "tcp-keepalive", "1", "tcp-keepalive", "2", "no-such", "1"},
 		{"CONFIG", "GET", "tcp-keepalive"},
+		{"CONFIG", "GET", "unixsocket"}, {"CONFIG", "GET", "unixsocketperm"},
+		{"CONFIG", "SET", "unixsocket", "/tmp/x.sock"}, {"CONFIG", "SET", "unixsocketperm", "700"},
+		{"CONFIG", "SET", "unixsocket", ""},
 	}
 	for _, proto := range []int{2, 3} {
 		conns := [2]*commandtest.RawClient{commandtest.DialRaw(t, s.addr, proto), commandtest.DialRaw(t, redisAddr, proto)}

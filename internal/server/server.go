@@ -755,6 +755,10 @@ type client struct {
 	evicted atomic.Bool
 	pokeMu  sync.Mutex
 	poked   bool
+	// laddr is CLIENT LIST's laddr; unix marks a Unix-socket client
+	// (connAddrs, clientcmd.go).
+	laddr string
+	unix  bool
 }
 
 func newClient(s *Server, nc net.Conn) *client {
@@ -763,8 +767,8 @@ func newClient(s *Server, nc net.Conn) *client {
 		ID:     s.nextID.Add(1),
 		Proto:  2,
 		Authed: s.authedAtStart(),
-		Addr:   nc.RemoteAddr().String(),
 	}
+	c.conn.Addr, c.laddr, c.unix = connAddrs(nc)
 	c.conn.Login = c.login
 	c.conn.Tx = c
 	c.ops.created = time.Now()
