@@ -19,18 +19,11 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ports_free 17591 17592
 bench_tmp probly-idlebench
 
-BIN=${PROBLY:-}
-if [ -z "$BIN" ]; then
-	(cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
-	BIN=$TMP/bin/probly
-fi
-mkdir -p "$TMP/redis" "$TMP/probly"
-redis-server --port 17591 --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --maxclients 10000 --dir "$TMP/redis" --daemonize no >"$TMP/redis.log" 2>&1 &
-PIDS+=($!)
-RPID=$!
-"$BIN" serve --addr 127.0.0.1:17592 --dir "$TMP/probly" --metrics-addr off --save '' >"$TMP/probly.log" 2>&1 &
-PIDS+=($!)
-PPID2=$!
+bench_build
+bench_redis 17591 redis --appendonly yes --appendfsync everysec --maxclients 10000
+RPID=$SPID
+bench_probly 17592 probly
+PPID2=$SPID
 wait_ping 17591 17592
 
 echo "server,phase,clients,rss_bytes"

@@ -1,6 +1,7 @@
-# Shared by server.sh and hll_server.sh (source it, do not run it): a
-# temporary folder cleaned up on exit with every server started, a wait
-# for servers to answer PING, and one redis-benchmark test as CSV rows.
+# Shared by the server benchmarks (source it, do not run it): a temporary
+# folder cleaned up on exit with every server started, building probly and
+# starting probly and redis-server, a wait for servers to answer PING, and
+# one redis-benchmark test as CSV rows.
 
 # bench_tmp PREFIX: sets TMP to a new temporary folder and PIDS to an empty
 # list; on exit, kills every PID in PIDS and removes TMP.
@@ -42,20 +43,53 @@ bench_run() {
 	done
 }
 
-# bench_three_servers PREFIX: builds probly and starts, on RPORT, APORT and
-# PPORT, redis-server without persistence, redis-server with appendfsync
-# everysec, and probly serve (its default AOF, --save '', metrics HTTP off),
+# bench_build: sets BIN to $PROBLY if set (measure another binary), else
+# builds probly from ROOT into TMP/bin and sets BIN to it.
+bench_build() {
+	BIN=${PROBLY:-}
+	if [ -z "$BIN" ]; then
+		(cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
+		BIN=$TMP/bin/probly
+	fi
+}
+
+# bench_redis PORT NAME ARG...: starts redis-server on 127.0.0.1:PORT
+# without snapshots, in TMP/NAME with its log in TMP/NAME.log, plus ARGs
+# (persistence: --appendonly yes|no …); adds it to PIDS and sets SPID to
+# its PID.
+bench_redis() {
+	local port=$1 name=$2
+	shift 2
+	mkdir -p "$TMP/$name"
+	redis-server --port "$port" --bind 127.0.0.1 --save '' --dir "$TMP/$name" --daemonize no "$@" >"$TMP/$name.log" 2>&1 &
+	SPID=$!
+	PIDS+=("$SPID")
+}
+
+# bench_probly PORT NAME [ARG...]: starts "$BIN serve" (bench_build) on
+# 127.0.0.1:PORT with its default AOF, no automatic snapshots (--save '')
+# and no metrics HTTP listener, in TMP/NAME with its log in TMP/NAME.log,
+# plus ARGs; adds it to PIDS and sets SPID to its PID. Environment
+# assignments before the call (GOMAXPROCS=1 bench_probly …) reach it.
+bench_probly() {
+	local port=$1 name=$2
+	shift 2
+	mkdir -p "$TMP/$name"
+	"$BIN" serve --addr "127.0.0.1:$port" --dir "$TMP/$name" --metrics-addr off --save '' "$@" >"$TMP/$name.log" 2>&1 &
+	SPID=$!
+	PIDS+=("$SPID")
+}
+
+# bench_three_servers PREFIX: builds probly (bench_build: or $PROBLY) and
+# starts, on RPORT, APORT and PPORT, redis-server without persistence,
+# redis-server with appendfsync everysec, and probly serve (bench_probly),
 # in TMP (bench_tmp PREFIX), and waits until all three answer.
 bench_three_servers() {
 	bench_tmp "$1"
-	(cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
-	mkdir -p "$TMP/redis" "$TMP/redis-aof" "$TMP/probly"
-	redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP/redis" --daemonize no >"$TMP/redis.log" 2>&1 &
-	PIDS+=($!)
-	redis-server --port "$APORT" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$TMP/redis-aof" --daemonize no >"$TMP/redis-aof.log" 2>&1 &
-	PIDS+=($!)
-	"$TMP/bin/probly" serve --addr "127.0.0.1:$PPORT" --dir "$TMP/probly" --metrics-addr off --save '' >"$TMP/probly.log" 2>&1 &
-	PIDS+=($!)
+	bench_build
+	bench_redis "$RPORT" redis --appendonly no
+	bench_redis "$APORT" redis-aof --appendonly yes --appendfsync everysec
+	bench_probly "$PPORT" probly
 	wait_ping "$RPORT" "$PPORT" "$APORT"
 }
 

@@ -37,18 +37,11 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ports_free 17491 17492
 bench_tmp probly-membench
 
-BIN=${PROBLY:-}
-if [ -z "$BIN" ]; then
-	(cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
-	BIN=$TMP/bin/probly
-fi
-mkdir -p "$TMP/redis" "$TMP/probly"
-redis-server --port 17491 --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --auto-aof-rewrite-percentage 0 --dir "$TMP/redis" --daemonize no >"$TMP/redis.log" 2>&1 &
-PIDS+=($!)
-RPID=$!
-"$BIN" serve --addr 127.0.0.1:17492 --dir "$TMP/probly" --metrics-addr off --save '' --auto-aof-rewrite-percentage 0 >"$TMP/probly.log" 2>&1 &
-PIDS+=($!)
-PPID2=$!
+bench_build
+bench_redis 17491 redis --appendonly yes --appendfsync everysec --auto-aof-rewrite-percentage 0
+RPID=$SPID
+bench_probly 17492 probly --auto-aof-rewrite-percentage 0
+PPID2=$SPID
 wait_ping 17491 17492
 
 rss() { awk '/^VmRSS:/ {print $2 * 1024}' "/proc/$1/status"; }

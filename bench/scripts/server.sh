@@ -37,21 +37,13 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ports_free 17391 17392 17393
 bench_tmp probly-srvbench
 
-BIN=${PROBLY:-}
-if [ -z "$BIN" ]; then
-	(cd "$ROOT" && go build -o "$TMP/bin/probly" ./cmd/probly)
-	BIN=$TMP/bin/probly
-fi
-mkdir -p "$TMP/redis" "$TMP/probly" "$TMP/probly-gmp1"
-redis-server --port 17391 --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$TMP/redis" --daemonize no >"$TMP/redis.log" 2>&1 &
-PIDS+=($!)
-RPID=$!
-"$BIN" serve --addr 127.0.0.1:17392 --dir "$TMP/probly" --metrics-addr off --save '' >"$TMP/probly.log" 2>&1 &
-PIDS+=($!)
-PPID2=$!
-GOMAXPROCS=1 "$BIN" serve --addr 127.0.0.1:17393 --dir "$TMP/probly-gmp1" --metrics-addr off --save '' >"$TMP/probly-gmp1.log" 2>&1 &
-PIDS+=($!)
-PPID1=$!
+bench_build
+bench_redis 17391 redis --appendonly yes --appendfsync everysec
+RPID=$SPID
+bench_probly 17392 probly
+PPID2=$SPID
+GOMAXPROCS=1 bench_probly 17393 probly-gmp1
+PPID1=$SPID
 wait_ping 17391 17392 17393
 for port in 17392 17393; do
 	redis-cli -p "$port" BF.RESERVE bf 0.01 10000000 >/dev/null

@@ -64,6 +64,12 @@ type Options struct {
 	Version string
 	// Listener, if set, is used instead of listening on Addr (tests).
 	Listener net.Listener
+	// UnixSocket, if set, is the path of a Unix socket the server listens
+	// on as well, as Redis's unixsocket (plain RESP, no TLS); a stale
+	// socket file there is replaced. UnixSocketPerm, if not 0, is the
+	// socket file's permission bits (unixsocketperm). listenconfig.go.
+	UnixSocket     string
+	UnixSocketPerm os.FileMode
 	// Ready, if set, receives the bound address once recovery finished and
 	// the server accepts connections.
 	Ready func(addr net.Addr)
@@ -211,8 +217,17 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	defer ln.Close() // Serve closes it too; this covers the error returns before it
+	// The Unix socket (--unixsocket; nil without one) is bound first too.
+	uln, err := listenUnix(o.UnixSocket, o.UnixSocketPerm)
+	if err != nil {
+		return err
+	}
+	if uln != nil {
+		defer uln.Close()
+	}
 	table, cfg := Tables()
 	auto := registerPersistenceConfig(cfg, o)
+	registerListenConfig(cfg, o, ln) // listenconfig.go
 	store := keyspace.New(nil)
 	defer startMemoryTuner(store)() // memory.go: the limit follows the data
 	op, err := newOps(o, log, table, cfg, store)
@@ -266,8 +281,11 @@ func Run(ctx context.Context, o Options) error {
 	defer fol.close()
 
 	ln = op.listener(ln)
+	if uln != nil {
+		ln = newMultiListener(ln, uln)
+	}
 	op.recovered.Store(true)
-	log.Info("serving", "addr", ln.Addr().String(), "appendfsync", o.AppendFsync, "tls", op.tls != nil)
+	log.Info("serving", "addr", ln.Addr().String(), "unixsocket", o.UnixSocket, "appendfsync", o.AppendFsync, "tls", op.tls != nil)
 	if o.Ready != nil {
 		o.Ready(ln.Addr())
 	}

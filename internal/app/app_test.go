@@ -252,14 +252,7 @@ func TestRestartKeepsFiltersOverStartupBudget(t *testing.T) {
 	budget := [2]string{"bf-max-filter-bytes", "65536"}
 	cmd := startChildWith(t, addr, dir, "everysec", budget)
 	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
-	must := func(args ...any) any {
-		t.Helper()
-		v, err := c.Do(ctx, args...).Result()
-		if err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-		return v
-	}
+	must := func(args ...any) any { t.Helper(); return doOK(t, c, args...) }
 	// 100k items at 0.01 NONSCALING is about 120 KB: over the 64 KiB budget.
 	if err := c.Do(ctx, "BF.RESERVE", "big1", "0.01", "100000", "NONSCALING").Err(); err == nil ||
 		!strings.Contains(err.Error(), "Insufficient memory") {

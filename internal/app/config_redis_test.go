@@ -202,3 +202,93 @@ func TestConfigNoEvictionAndAuto(t *testing.T) {
 		}
 	}
 }
+
+// Differential test against redis-server 7.0 of the connection, cluster
+// and notification parameters: CONFIG GET of bind, protected-mode,
+// tcp-keepalive, cluster-enabled and notify-keyspace-events, and CONFIG
+// SET's replies (accepted values, the errors for values of the wrong form,
+// the immutable ones, the order of the checks), byte for byte in RESP2 and
+// RESP3. Both listen on 127.0.0.1, each on its own port; CONFIG GET port
+// answers it. Then the values probly cannot honour, which Redis accepts
+// (another port or address: Redis rebinds; protected-mode no; keyspace
+// notifications): probly's refusals say why.
+func TestConfigListenDifferentialRedis(t *testing.T) {
+	redisAddr := commandtest.StartRedis(t)
+	s := runApp(t, Options{}, true)
+	ports := [2]string{}
+	for i, a := range []string{s.addr, redisAddr} {
+		_, ports[i], _ = strings.Cut(a, ":")
+	}
+	steps := [][]string{
+		{"CONFIG", "GET", "bind"}, {"CONFIG", "GET", "protected-mode"}, {"CONFIG", "GET", "tcp-keepalive"},
+		{"CONFIG", "GET", "cluster-enabled"}, {"CONFIG", "GET", "notify-keyspace-events"},
+		{"CONFIG", "SET", "port", "abc"}, {"CONFIG", "SET", "port", "70000"}, {"CONFIG", "SET", "port", "-1"},
+		{"CONFIG", "SET", "port", "1.5"}, {"CONFIG", "SET", "bind", "127.0.0.1"},
+		{"CONFIG", "SET", "protected-mode", "YES"}, {"CONFIG", "GET", "protected-mode"},
+		{"CONFIG", "SET", "protected-mode", "maybe"}, {"CONFIG", "SET", "protected-mode", ""},
+		{"CONFIG", "SET", "notify-keyspace-events", ""}, {"CONFIG", "SET", "notify-keyspace-events", "Z"},
+		{"CONFIG", "SET", "notify-keyspace-events", "KE?"}, {"CONFIG", "GET", "notify-keyspace-events"},
+		{"CONFIG", "SET", "cluster-enabled", "yes"}, {"CONFIG", "SET", "cluster-enabled", "no"},
+		{"CONFIG", "SET", "cluster-enabled", "maybe"}, {"CONFIG", "SET", "Cluster-Enabled", "no"},
+		{"CONFIG", "SET", "databases", "1"},
+		{"CONFIG", "SET", "tcp-keepalive", "60"}, {"CONFIG", "GET", "tcp-keepalive"},
+		{"CONFIG", "SET", "tcp-keepalive", "0"}, {"CONFIG", "GET", "tcp-keepalive"},
+		{"CONFIG", "SET", "tcp-keepalive", "2147483647"}, {"CONFIG", "SET", "tcp-keepalive", "2147483648"},
+		{"CONFIG", "SET", "tcp-keepalive", "-1"}, {"CONFIG", "SET", "tcp-keepalive", "abc"},
+		{"CONFIG", "SET", "tcp-keepalive", "300"},
+		// The first unknown, immutable or repeated name is the reply,
+		// before any value is checked.
+		{"CONFIG", "SET", "no-such", "1", "cluster-enabled", "no"}, {"CONFIG", "SET", "cluster-enabled", "no", "no-such", "1"},
+		{"CONFIG", "SET", "tcp-keepalive", "1", "TCP-KEEPALIVE", "2"}, {"CONFIG", "SET", "maxclients", "x", "cluster-enabled", "no"},
+		{"CONFIG", "SET", "tcp-keepalive", "1", "tcp-keepalive", "2", "no-such", "1"},
+		{"CONFIG", "GET", "tcp-keepalive"},
+		{"CONFIG", "GET", "unixsocket"}, {"CONFIG", "GET", "unixsocketperm"},
+		{"CONFIG", "SET", "unixsocket", "/tmp/x.sock"}, {"CONFIG", "SET", "unixsocketperm", "700"},
+		{"CONFIG", "SET", "unixsocket", ""},
+	}
+	for _, proto := range []int{2, 3} {
+		conns := [2]*commandtest.RawClient{commandtest.DialRaw(t, s.addr, proto), commandtest.DialRaw(t, redisAddr, proto)}
+		do := func(i int, st []string) string {
+			t.Helper()
+			r, err := conns[i].Do(commandtest.Argv(st...))
+			if err != nil {
+				t.Fatalf("RESP%d %q: %v", proto, st, err)
+			}
+			return r
+		}
+		for _, st := range steps {
+			if p, r := do(0, st), do(1, st); p != r {
+				t.Errorf("RESP%d %q:\nprobly: %q\nredis:  %q", proto, st, p, r)
+			}
+		}
+		// Each its own port: GET shows it, SET of it is accepted.
+		for i := range conns {
+			want := "*2\r\n$4\r\nport\r\n$" + fmt.Sprint(len(ports[i])) + "\r\n" + ports[i] + "\r\n"
+			if proto == 3 {
+				want = "%1" + want[2:]
+			}
+			if got := do(i, []string{"CONFIG", "GET", "port"}); got != want {
+				t.Errorf("RESP%d server %d: CONFIG GET port = %q, want %q", proto, i, got, want)
+			}
+			if got := do(i, []string{"CONFIG", "SET", "port", ports[i]}); got != "+OK\r\n" {
+				t.Errorf("RESP%d server %d: CONFIG SET port %s = %q", proto, i, ports[i], got)
+			}
+		}
+	}
+	c := commandtest.DialRaw(t, s.addr, 2)
+	const frame = "-ERR CONFIG SET failed (possibly related to argument '%s') - %s\r\n"
+	const restart = " (probly does not rebind its listener at run time): set --addr, or bind and port in the configuration file, and restart"
+	for _, tc := range [][3]string{
+		{"port", "1", "can't change the listen port" + restart},
+		{"bind", "0.0.0.0", "can't change the listen address" + restart},
+		{"bind", "127.0.0.1 -::1", "can't change the listen address" + restart},
+		{"protected-mode", "no", "protected mode is checked when the server starts: set --protected-mode, or protected-mode in the configuration file, and restart"},
+		{"notify-keyspace-events", "KEA", "probly does not publish keyspace notifications: notify-keyspace-events can only be empty"},
+		{"notify-keyspace-events", "x", "probly does not publish keyspace notifications: notify-keyspace-events can only be empty"},
+	} {
+		r, err := c.Do(commandtest.Argv("CONFIG", "SET", tc[0], tc[1]))
+		if want := fmt.Sprintf(frame, tc[0], tc[2]); err != nil || r != want {
+			t.Errorf("CONFIG SET %s %q = %q (%v), want %q", tc[0], tc[1], r, err, want)
+		}
+	}
+}

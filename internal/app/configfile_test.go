@@ -40,6 +40,7 @@ var configFileValues = map[string][2]string{
 	"cf-max-filter-bytes":         {"32mb", "33554432"},
 	"hll-sparse-max-bytes":        {"4kb", "4096"},
 	"metrics-max-filters":         {"20", "20"},
+	"tcp-keepalive":               {"60", "60"},
 }
 
 func startWithFile(t *testing.T, dir, path string) *served {
@@ -85,6 +86,12 @@ func TestConfigFileRewriteRestart(t *testing.T) {
 		if name == "dir" {
 			v, shown = dir, dir
 		}
+		if name == "port" {
+			// Each runApp has its own listener, whose port CONFIG GET
+			// shows; a file's port directive is the CLI's (it becomes
+			// --addr, internal/cli), not the listener of Options.
+			continue
+		}
 		want[name] = shown
 		if v == "" {
 			v = `""`
@@ -124,7 +131,7 @@ func TestConfigFileRewriteRestart(t *testing.T) {
 	}
 	after := configAll(t, startWithFile(t, dir, path))
 	for name, v := range before {
-		if after[name] != v {
+		if after[name] != v && name != "port" {
 			t.Errorf("after restart: CONFIG GET %s = %q, before %q", name, after[name], v)
 		}
 	}
@@ -148,6 +155,9 @@ func TestConfigFileErrors(t *testing.T) {
 		"bf-error-rate 2\n":                     "probly.conf:1: bf-error-rate \"2\": Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
 		"maxmemory-policy allkeys-lru\n":        "probly.conf:1: maxmemory-policy \"allkeys-lru\": probly supports only noeviction",
 		"maxmemory-policy lru\n":                "probly.conf:1: maxmemory-policy \"lru\": argument(s) must be one of the following: volatile-lru,",
+		"cluster-enabled yes\n":                 "probly.conf:1: cluster-enabled \"yes\": probly has no cluster mode: cluster-enabled can only be no",
+		"notify-keyspace-events Ex\n":           "probly.conf:1: notify-keyspace-events \"Ex\": probly does not publish keyspace notifications",
+		"tcp-keepalive -5\n":                    "probly.conf:1: tcp-keepalive \"-5\": argument must be between 0 and 2147483647 inclusive",
 	} {
 		path := filepath.Join(t.TempDir(), "probly.conf")
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {

@@ -45,7 +45,7 @@ var serveConfigFlags = []struct{ name, def, usage string }{
 
 func newServeCmd() *cobra.Command {
 	var o app.Options
-	var protected string
+	var protected, unixPerm string
 	c := &cobra.Command{
 		Use:   "serve [CONFIG-FILE]",
 		Short: "Run the Redis-protocol server (RedisBloom-compatible BF.* and CF.*, Redis PF* HyperLogLog)",
@@ -110,6 +110,11 @@ the current CONFIG values back to it, keeping its comments and order.`,
 			default:
 				return bad("protected-mode", "must be yes or no, not %q", protected)
 			}
+			if perm, err := strconv.ParseUint(unixPerm, 8, 32); err != nil || perm > 0o777 {
+				return bad("unixsocketperm", "must be octal permission bits (700, 770, 777), not %q", unixPerm)
+			} else {
+				o.UnixSocketPerm = os.FileMode(perm)
+			}
 			for _, f := range serveConfigFlags {
 				fl := cmd.Flags().Lookup(f.name)
 				d, inFile := where[f.name]
@@ -149,6 +154,8 @@ the current CONFIG values back to it, keeping its comments and order.`,
 	fl.StringVar(&o.Follow, "follow", "", "JSON file mapping NATS JetStream subjects to BF/CF keys: the keys follow the change stream "+
 		"(embedded NATS in --dir/nats unless the file sets \"url\"); format: {\"stream\": \"USERS\", \"keys\": "+
 		"[{\"key\": \"users\", \"type\": \"bf\", \"add\": [\"users.created\"], \"delete\": [\"users.deleted\"]}]}")
+	fl.StringVar(&o.UnixSocket, "unixsocket", "", "path of a Unix socket to listen on as well as --addr (plain RESP, never TLS), as Redis's unixsocket; a stale socket file there is replaced")
+	fl.StringVar(&unixPerm, "unixsocketperm", "0", "permission bits of the --unixsocket file, in octal (700: only this user); 0 = as the umask gives")
 	fl.StringVar(&protected, "protected-mode", "yes", "yes: refuse a non-loopback --addr without --requirepass, a non-loopback --metrics-addr and a non-loopback embedded NATS listener (--follow); no: allow them")
 	for _, f := range serveConfigFlags {
 		fl.String(f.name, f.def, f.usage)

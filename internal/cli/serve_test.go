@@ -21,6 +21,8 @@ func TestServeOptionErrors(t *testing.T) {
 		{[]string{"--addr", "0.0.0.0:0"}, "protected mode"},
 		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "0.0.0.0:0"}, "--metrics-addr"},
 		{[]string{"--protected-mode", "maybe"}, "--protected-mode must be yes or no"},
+		{[]string{"--unixsocketperm", "800"}, "--unixsocketperm must be octal permission bits"},
+		{[]string{"--unixsocketperm", "1777"}, "--unixsocketperm must be octal permission bits"},
 		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--tls-cert", "x.pem"}, "--tls-cert and --tls-key"},
 		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--maxmemory", "lots"}, "maxmemory"},
 		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", "off", "--proto-max-bulk-len", "1"}, "proto-max-bulk-len"},
@@ -39,7 +41,7 @@ func TestServeOptionErrors(t *testing.T) {
 		code, _, stderr := runCLI(t, "", append([]string{"serve", "--dir", dir}, c.args...)...)
 		// A bad option value the server finds (app.ErrInvalidOptions)
 		// prints only the error: the usage text would bury it.
-		optErr := !strings.Contains(c.want, "protected-mode")
+		optErr := !strings.Contains(c.want, "protected-mode") && !strings.Contains(c.want, "unixsocketperm")
 		if code != ExitUsage || !strings.Contains(stderr, c.want) || optErr && strings.Contains(stderr, "Usage:") {
 			t.Errorf("serve %v: exit %d, stderr %q; want exit %d mentioning %q (without the usage text: %v)", c.args, code, stderr, ExitUsage, c.want, optErr)
 		}
@@ -55,7 +57,7 @@ func TestServeHelpListsFlags(t *testing.T) {
 	for _, f := range []string{"--addr", "--dir", "--appendfsync", "--requirepass", "--metrics-addr", "--metrics-max-filters",
 		"--tls-cert", "--tls-key", "--protected-mode", "--maxmemory", "--maxclients", "--proto-max-bulk-len",
 		"--proto-max-multibulk-len", "--client-query-buffer-limit", "--maxmemory-clients", "--timeout",
-		"--bf-max-filter-bytes", "--cf-max-filter-bytes", "/metrics", "/healthz", "/readyz"} {
+		"--bf-max-filter-bytes", "--cf-max-filter-bytes", "--unixsocket", "--unixsocketperm", "/metrics", "/healthz", "/readyz"} {
 		if !strings.Contains(out, f) {
 			t.Errorf("serve --help lacks %s", f)
 		}
@@ -71,7 +73,7 @@ func TestServeConfigFileDirectives(t *testing.T) {
 	values := map[string]string{
 		"addr": "127.0.0.1:7001", "dir": filepath.Join(dir, "data"), "appendfsync": "always", "requirepass": "p w",
 		"metrics-addr": "off", "tls-cert": "c.pem", "tls-key": "k.pem", "follow": "f.json", "protected-mode": "no",
-		"aclfile": filepath.Join(dir, "users.acl"),
+		"aclfile": filepath.Join(dir, "users.acl"), "unixsocket": filepath.Join(dir, "probly.sock"), "unixsocketperm": "770",
 	}
 	for _, f := range serveConfigFlags {
 		values[f.name] = f.def + "0"

@@ -46,7 +46,17 @@ type Param struct {
 	// lines CONFIG REWRITE writes for it (save: one line per pair, as
 	// Redis); nil = one line.
 	Lines func(s string) []string
+	// Immutable marks a parameter Redis refuses to change at run time
+	// whatever the value (databases, cluster-enabled): CONFIG SET answers
+	// ErrImmutable's text without calling Set (Registry.Immutable), while
+	// start-up values and configuration-file directives still go through
+	// Set (Registry.Set), which accepts the one value the server has.
+	Immutable bool
 }
+
+// ErrImmutable is CONFIG SET's reason for an Immutable parameter (Redis's
+// text).
+const ErrImmutable Reason = "can't set immutable config"
 
 // shown is the string CONFIG GET answers for an accepted value v.
 func (p *Param) shown(v string) string {
@@ -180,6 +190,15 @@ func (r *Registry) AcceptMemoryUnits(names ...string) {
 			return set(strconv.FormatUint(n, 10))
 		}
 	}
+}
+
+// Immutable reports whether the named parameter is registered and
+// Param.Immutable.
+func (r *Registry) Immutable(name string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.params[strings.ToLower(name)]
+	return ok && e.p.Immutable
 }
 
 // Get returns the current string of one parameter.

@@ -156,3 +156,29 @@ func TestAcceptAuto(t *testing.T) {
 		t.Error("z-max-bytes accepted auto without AcceptAuto")
 	}
 }
+
+// An Immutable parameter is reported so (CONFIG SET refuses it), while
+// Set (start-up values, configuration files) still applies it through its
+// Set function.
+func TestImmutable(t *testing.T) {
+	r := New()
+	got := ""
+	r.Register(Param{Name: "fixed", Default: "no", Immutable: true, Set: func(s string) error {
+		if s != "no" {
+			return Reason("only no")
+		}
+		got = s
+		return nil
+	}})
+	r.Register(Param{Name: "free", Default: "1"})
+	if !r.Immutable("FIXED") || r.Immutable("free") || r.Immutable("missing") {
+		t.Fatalf("Immutable: fixed %v, free %v, missing %v", r.Immutable("FIXED"), r.Immutable("free"), r.Immutable("missing"))
+	}
+	got = ""
+	if err := r.Set("fixed", "no"); err != nil || got != "no" {
+		t.Fatalf("Set fixed no: %v (Set saw %q)", err, got)
+	}
+	if err := r.Set("fixed", "yes"); err == nil || err.Error() != "only no" {
+		t.Fatalf("Set fixed yes: %v", err)
+	}
+}

@@ -47,7 +47,7 @@ func DecodeHeader(data []byte, maxFilters int, budget uint64) (*Filter, error) {
 	if err != nil {
 		return nil, ErrBadHeader
 	}
-	return wrap(f, h.cfg.MaxBytes), nil
+	return wrap(f, h.budget), nil
 }
 
 // HeaderMemoryUsage returns the MemoryUsage of the filter DecodeHeader
@@ -67,6 +67,7 @@ type header struct {
 	nf             int
 	items, deletes uint64
 	mem            uint64 // MemoryUsage of the filter it describes
+	budget         uint64 // the filter's budget (not 0)
 }
 
 // parseHeader validates a CF.SCANDUMP header (DecodeHeader's rules) and
@@ -95,16 +96,15 @@ func parseHeader(data []byte, maxFilters int, budget uint64) (*header, error) {
 			FingerprintBits: 8,
 			MaxKicks:        int(iters),
 			Expansion:       uint32(exp),
-			MaxBytes:        budgetOr(budget),
 			HashID:          cuckoo.HashID(cuckooraw.HashMurmur64A),
 		},
-		nf: int(nf), items: items, deletes: deletes,
+		nf: int(nf), items: items, deletes: deletes, budget: budgetOr(budget),
 	}
 	if _, err := raw.TableBytes(h.cfg, h.nf); err != nil {
 		return nil, ErrBadHeader
 	}
 	// TableBytes checked every sub-filter's size (buckets·expansion^i ≤
-	// 2^40, tables within the budget), so these shifts and sums cannot
+	// 2^40, all tables within 2^40), so these shifts and sums cannot
 	// overflow.
 	shift := uint(bits.TrailingZeros64(uint64(exp)))
 	var heap uint64
@@ -115,7 +115,7 @@ func parseHeader(data []byte, maxFilters int, budget uint64) (*header, error) {
 		}
 		heap += keyspace.HeapSize(slots)
 	}
-	if h.mem = memoryUsage(heap, h.nf); h.mem > h.cfg.MaxBytes {
+	if h.mem = memoryUsage(heap, h.nf); h.mem > h.budget {
 		return nil, ErrBadHeader
 	}
 	return h, nil

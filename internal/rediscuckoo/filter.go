@@ -131,8 +131,10 @@ const SubFilterOverhead = 2 * (24 + 8 + 8)
 var FilterOverhead = keyspace.HeapSize(uint64(unsafe.Sizeof(Filter{}))) +
 	keyspace.HeapSize(uint64(unsafe.Sizeof(*(*cuckoo.Filter)(nil)))) + keyspace.HeapSize(32)
 
-// wrap returns f as a Filter with growth budget budget (not 0).
+// wrap returns f as a Filter with growth budget budget (not 0), lifting
+// the library filter's own limit (a decoded encoding may carry one).
 func wrap(f *cuckoo.Filter, budget uint64) *Filter {
+	raw.SetMaxBytes(f, 0)
 	c := &Filter{f: f}
 	c.SetBudget(budget)
 	c.recount()
@@ -158,11 +160,12 @@ func (c *Filter) sync() {
 
 // SetBudget replaces the budget on MemoryUsage that future growth must
 // fit (0 = DefaultBudget). Sub-filters already present are kept even if
-// they exceed it.
-func (c *Filter) SetBudget(b uint64) {
-	c.budget = budgetOr(b)
-	raw.SetMaxBytes(c.f, c.budget)
-}
+// they exceed it. The budget is the server's policy, not the filter's
+// state: only this Filter holds it (GrowthSize checks it), and the
+// library filter's own limit stays 0, so encodings (snapshots, DUMP)
+// record max bytes 0 whatever budget the filter was created, loaded or
+// replayed under.
+func (c *Filter) SetBudget(b uint64) { c.budget = budgetOr(b) }
 
 var _ keyspace.Value = (*Filter)(nil)
 
@@ -180,14 +183,15 @@ func budgetOr(budget uint64) uint64 {
 	return budget
 }
 
-func (p Params) config(budget uint64) cuckoo.Config {
+// config is the library configuration of p: no limit of its own
+// (MaxBytes 0), the budget being checked by this package.
+func (p Params) config() cuckoo.Config {
 	return cuckoo.Config{
 		Capacity:        p.Capacity,
 		BucketSize:      int(p.BucketSize),
 		FingerprintBits: 8,
 		MaxKicks:        int(p.MaxIterations),
 		Expansion:       uint32(p.Expansion),
-		MaxBytes:        budgetOr(budget),
 		HashID:          cuckoo.HashID(cuckooraw.HashMurmur64A),
 	}
 }
@@ -202,7 +206,7 @@ func New(p Params, budget uint64) (*Filter, error) {
 	if _, err := newSize(p, budget); err != nil {
 		return nil, err
 	}
-	f, err := raw.New(p.config(budget))
+	f, err := raw.New(p.config())
 	if err != nil {
 		if errors.Is(err, cuckoo.ErrTooLarge) {
 			return nil, ErrCreateMemory
@@ -218,7 +222,7 @@ func newSize(p Params, budget uint64) (uint64, error) {
 	if p.Capacity == 0 || p.BucketSize == 0 || p.BucketSize > MaxBucketSize || p.MaxIterations == 0 || p.Expansion > MaxExpansion {
 		return 0, ErrCouldNotCreate
 	}
-	tables, err := raw.TableBytes(p.config(budget), 1)
+	tables, err := raw.TableBytes(p.config(), 1)
 	if err != nil {
 		if errors.Is(err, cuckoo.ErrTooLarge) {
 			return 0, ErrCreateMemory
@@ -265,7 +269,8 @@ func (c *Filter) InsertReserve(item []byte, reserve func(n uint64) bool) error {
 func (c *Filter) InsertHashReserve(h uint64, reserve func(n uint64) bool) error {
 	raw.SetMaxBytes(c.f, raw.SizeBytes(c.f)) // any new sub-filter is refused
 	err := c.f.AddHash(h)
-	raw.SetMaxBytes(c.f, c.budget)
+	raw.SetMaxBytes(c.f, 0) // GrowthSize holds growth to the budget
+
 	if err == nil {
 		return nil
 	}

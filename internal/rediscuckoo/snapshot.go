@@ -12,8 +12,11 @@ import (
 // Snapshots use the cuckoo package's encoding (docs/FORMATS.md, "Cuckoo
 // filter"): magic "PRBL", kind 3, hash ID 4 (murmur64a-single) with seed 0,
 // 8-bit fingerprints, the table bytes exactly as CF.SCANDUMP sends them,
-// and CRC-32Cs over header and tables. The budget recorded in it is
-// informational: the decoder's budget argument replaces it.
+// max bytes 0 (the budget is the server's policy, held by Filter only, so
+// the encoding is a function of the filter's state: the same before and
+// after a restart), and CRC-32Cs over header and tables. A nonzero max
+// bytes (older snapshots recorded the budget) is ignored: the decoder's
+// budget argument replaces it.
 
 // MarshalBinary encodes c for a snapshot.
 func (c *Filter) MarshalBinary() ([]byte, error) { return c.f.MarshalBinary() }

@@ -154,6 +154,9 @@ func (c *client) line(cur [][]byte) string {
 	if multi >= 0 {
 		flags += "x"
 	}
+	if c.unix {
+		flags += "U"
+	}
 	if flags == "" {
 		flags = "N"
 	}
@@ -164,23 +167,45 @@ func (c *client) line(cur [][]byte) string {
 	}
 	held := c.held.Load()
 	obl, oll, omem := c.outputBuf(cur != nil)
+	// Redis installs a write handler (events "w") when a reply could not
+	// be written at once, as for a client that does not read: here, a
+	// write in progress. The asking connection has none (its replies
+	// are written after this command).
+	events := "r"
+	if cur == nil && c.out.pending.Load() > 0 {
+		events = "rw"
+	}
 	age := int64(time.Since(c.ops.created) / time.Second)
 	idle := (s.now() - c.last.Load()) / 1000
 	if cur != nil {
 		idle = 0
 	}
-	laddr := ""
-	if a := c.nc.LocalAddr(); a != nil {
-		laddr = a.String()
-	}
+	laddr := c.laddr
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
 	itoa := strconv.Itoa
 	return "id=" + i64(c.conn.ID) + " addr=" + c.conn.Addr + " laddr=" + laddr + " fd=" + itoa(connFD(c.nc)) +
 		" name=" + name + " age=" + i64(age) + " idle=" + i64(max(idle, 0)) + " flags=" + flags +
 		" db=0 sub=0 psub=0 ssub=0 multi=" + itoa(multi) +
 		" qbuf=" + itoa(qbuf) + " qbuf-free=" + itoa(qfree) + " argv-mem=" + itoa(argv) + " multi-mem=0 obl=" + i64(obl) + " oll=" + i64(oll) + " omem=" + i64(omem) + " tot-mem=" + i64(held+int64(argv)+obl+omem) +
-		" events=r cmd=" + cmd + " user=" + user + " redir=-1 resp=" + itoa(proto) +
+		" events=" + events + " cmd=" + cmd + " user=" + user + " redir=-1 resp=" + itoa(proto) +
 		" lib-name=" + libName + " lib-ver=" + libVer + "\n"
+}
+
+// connAddrs returns the addr and laddr CLIENT LIST shows for a new
+// connection, and whether it came in on a Unix socket: then both are the
+// socket's path followed by ":0", as Redis shows them (and CLIENT KILL
+// ADDR / LADDR match); otherwise the remote and local address ("" for a
+// local address the connection does not have).
+func connAddrs(nc net.Conn) (addr, laddr string, unix bool) {
+	la := nc.LocalAddr()
+	if u, ok := la.(*net.UnixAddr); ok {
+		a := u.Name + ":0"
+		return a, a, true
+	}
+	if la != nil {
+		laddr = la.String()
+	}
+	return nc.RemoteAddr().String(), laddr, false
 }
 
 // connFD is the connection's file descriptor number, or -1 when it has
@@ -293,7 +318,7 @@ func (f *killFilter) match(cl, self *client) bool {
 		f.addr != "" && cl.conn.Addr != f.addr,
 		f.typ > 0, // every probly client is of type normal
 		f.user != "" && cl.userOf() != f.user,
-		f.laddr != "" && (cl.nc.LocalAddr() == nil || cl.nc.LocalAddr().String() != f.laddr):
+		f.laddr != "" && cl.laddr != f.laddr:
 		return false
 	}
 	return true

@@ -3,6 +3,7 @@ package server
 import (
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,7 +101,12 @@ func (m *monitors) feed(c *client, args [][]byte, at time.Time) {
 	}
 	b = append(b, us...)
 	b = append(b, " [0 "...)
-	b = append(b, c.conn.Addr...)
+	if c.unix { // Redis: "unix:<socket path>"
+		b = append(b, "unix:"...)
+		b = append(b, strings.TrimSuffix(c.conn.Addr, ":0")...)
+	} else {
+		b = append(b, c.conn.Addr...)
+	}
 	b = append(b, ']')
 	redact := redactFrom(args)
 	for i, a := range args {

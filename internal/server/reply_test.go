@@ -112,6 +112,14 @@ func TestClientListOutputBuffer(t *testing.T) {
 	if o, l, m, _ := clientInts(t, list, idleID); o|l|m != 0 {
 		t.Errorf("idle client: obl=%d oll=%d omem=%d, want 0", o, l, m)
 	}
+	// Redis 7.0 for the same clients: events=rw (a write handler waits
+	// for the socket) and events=r.
+	if ev := clientField(list, stuckID, "events"); ev != "rw" {
+		t.Errorf("stuck client: events=%s, want rw", ev)
+	}
+	if ev := clientField(list, idleID, "events"); ev != "r" {
+		t.Errorf("idle client: events=%s, want r", ev)
+	}
 	info := bulkBody(t, admin.do("INFO", "clients"))
 	if v := infoInt(t, info, "client_recent_max_output_buffer"); v < omem {
 		t.Errorf("INFO clients with a stuck client: client_recent_max_output_buffer %d < omem %d", v, omem)
@@ -136,6 +144,9 @@ func TestClientListOutputBuffer(t *testing.T) {
 		return o|l|m == 0
 	}) {
 		t.Fatalf("the drained client still shows an output buffer: %q", list)
+	}
+	if ev := clientField(list, stuckID, "events"); ev != "r" {
+		t.Errorf("drained client: events=%s, want r", ev)
 	}
 }
 
@@ -199,6 +210,10 @@ func TestClientInfoOwnReplies(t *testing.T) {
 	}
 	if got := clientField(info, id, "omem"); got != "0" {
 		t.Errorf("omem=%s, want 0", got)
+	}
+	// Redis 7.0 too: its own unsent replies wait for no write handler.
+	if got := clientField(info, id, "events"); got != "r" {
+		t.Errorf("events=%s, want r", got)
 	}
 	// More than the 16 KiB static buffer: the rest is one block.
 	arg := strings.Repeat("x", 20000)

@@ -248,6 +248,7 @@ type Server struct {
 	// Connection housekeeping (clients.go).
 	clock         atomic.Int64  // coarse clock: ms since start, advanced by the reaper
 	idleTimeout   atomic.Int64  // CONFIG timeout, seconds; 0 = none
+	keepAlive     atomic.Int64  // CONFIG tcp-keepalive, seconds; 0 = off (netconfig.go)
 	clientsMax    atomic.Uint64 // maxmemory-clients in bytes (0 = none or a percentage)
 	clientsPct    atomic.Int64  // maxmemory-clients as a % of maxmemory (0 = bytes)
 	evictCh       chan struct{} // wakes the reaper to evict clients
@@ -421,14 +422,15 @@ func (s *Server) registerConfig(v limitValues) error {
 		config.IntParam("timeout", "0", 0, maxTimeout, s.idleTimeout.Store),
 		s.requirePassParam(s.pass),
 		config.IntParam("acllog-max-len", strconv.Itoa(acl.DefaultLogLen), 0, maxInt64, func(n int64) { s.acl.Log.SetMax(int(min(n, 1<<30))) }),
-		{Name: "databases", Default: "1", Set: func(v string) error {
+		{Name: "databases", Default: "1", Immutable: true, Set: func(v string) error {
 			if v != "1" {
-				return errors.New("can't set immutable config")
+				return errors.New("probly has one database: databases can only be 1")
 			}
 			return nil
 		}},
 	}
 	params = append(params, s.opsParams()...) // slowlog-*, latency-monitor-threshold (slowlog.go)
+	params = append(params, s.netParams()...) // tcp-keepalive, cluster-enabled, notify-keyspace-events (netconfig.go)
 	for _, p := range params {
 		if _, exists := s.cfg.Get(p.Name); exists {
 			continue
@@ -545,6 +547,7 @@ func (s *Server) Addr() net.Addr {
 // accept serves a new connection: a TLS one after its handshake
 // (handshake.go), any other at once.
 func (s *Server) accept(nc net.Conn) {
+	setKeepAlive(nc, s.keepAlive.Load())
 	if hs, ok := nc.(handshaker); ok {
 		s.startHandshake(hs)
 		return
@@ -752,6 +755,10 @@ type client struct {
 	evicted atomic.Bool
 	pokeMu  sync.Mutex
 	poked   bool
+	// laddr is CLIENT LIST's laddr; unix marks a Unix-socket client
+	// (connAddrs, clientcmd.go).
+	laddr string
+	unix  bool
 }
 
 func newClient(s *Server, nc net.Conn) *client {
@@ -760,8 +767,8 @@ func newClient(s *Server, nc net.Conn) *client {
 		ID:     s.nextID.Add(1),
 		Proto:  2,
 		Authed: s.authedAtStart(),
-		Addr:   nc.RemoteAddr().String(),
 	}
+	c.conn.Addr, c.laddr, c.unix = connAddrs(nc)
 	c.conn.Login = c.login
 	c.conn.Tx = c
 	c.ops.created = time.Now()

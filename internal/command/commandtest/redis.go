@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -20,6 +21,13 @@ import (
 // PROBLY_REQUIRE_REDIS=1, which makes it fail. A port taken between
 // choosing and binding is retried (three attempts).
 func StartRedis(t testing.TB) string {
+	t.Helper()
+	return StartRedisWith(t)
+}
+
+// StartRedisWith is StartRedis with extra redis-server arguments
+// ("--unixsocket", path, …), given after the usual ones.
+func StartRedisWith(t testing.TB, args ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -36,8 +44,8 @@ func StartRedis(t testing.TB) string {
 		port := ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
 		var stderr bytes.Buffer
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", t.TempDir(), "--daemonize", "no")
+		cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", t.TempDir(), "--daemonize", "no"}, args...)...)
 		cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -79,10 +87,15 @@ type RawClient struct {
 }
 
 // DialRaw connects to addr (closed when the test ends) and, for proto 3,
-// switches the connection to RESP3 with HELLO 3.
+// switches the connection to RESP3 with HELLO 3. An addr starting with
+// "/" is a Unix socket's path.
 func DialRaw(t testing.TB, addr string, proto int) *RawClient {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
+	network := "tcp"
+	if strings.HasPrefix(addr, "/") {
+		network = "unix"
+	}
+	c, err := net.Dial(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,10 @@ func configGet(c *command.Ctx) {
 }
 
 // configSet implements CONFIG SET name value [name value …] atomically: if
-// any value is rejected, the ones already applied are restored.
+// any value is rejected, the ones already applied are restored. As Redis
+// (configSetCommand), the names are checked in order first and the first
+// unknown, immutable (config.Param.Immutable) or repeated one is the
+// reply, before any value is looked at.
 func configSet(c *command.Ctx) {
 	if len(c.Args)%2 != 0 {
 		c.R.Error(errSyntax)
@@ -89,30 +92,26 @@ func configSet(c *command.Ctx) {
 	type change struct{ name, value, old string }
 	var changes []change
 	seen := map[string]bool{}
-	unknown, dup := "", ""
 	for i := 2; i < len(c.Args); i += 2 {
 		given := string(c.Args[i])
 		name := strings.ToLower(given)
 		old, ok := c.Config.Get(name)
-		if !ok {
-			if unknown == "" {
-				unknown = given
-			}
-			continue
+		reason := ""
+		switch {
+		case !ok:
+			c.R.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + given + "'")
+			return
+		case c.Config.Immutable(name):
+			reason = string(config.ErrImmutable)
+		case seen[name]:
+			reason = "duplicate parameter"
 		}
-		if seen[name] && dup == "" {
-			dup = given
+		if reason != "" {
+			c.R.Error("ERR CONFIG SET failed (possibly related to argument '" + given + "') - " + reason)
+			return
 		}
 		seen[name] = true
 		changes = append(changes, change{name, string(c.Args[i+1]), old})
-	}
-	if unknown != "" {
-		c.R.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + unknown + "'")
-		return
-	}
-	if dup != "" {
-		c.R.Error("ERR CONFIG SET failed (possibly related to argument '" + dup + "') - duplicate parameter")
-		return
 	}
 	for i, ch := range changes {
 		if err := c.Config.Set(ch.name, ch.value); err != nil {
