@@ -184,15 +184,83 @@ func putSnapshot(ctx context.Context, js jetstream.JetStream, bucket string, rep
 	if err != nil {
 		return nil, err
 	}
+	st, err := js.Stream(ctx, "OBJ_"+bucket)
+	if err != nil {
+		return nil, fmt.Errorf("follow: snapshot: bucket %s: %w", bucket, err)
+	}
 	info, err := obs.Put(ctx, jetstream.ObjectMeta{
 		Name:        snapshotObjectName(stream),
 		Description: "probly follower snapshot (docs/FORMATS.md, Follower snapshot)",
 		Metadata:    map[string]string{metaPosition: strconv.FormatUint(pos, 10)},
-	}, r)
+		Opts:        &jetstream.ObjectMetaOptions{ChunkSize: uploadChunk},
+	}, &pacedReader{ctx: ctx, r: r, st: st, base: st.CachedInfo().State.LastSeq})
 	if err != nil {
-		return nil, fmt.Errorf("follow: snapshot: storing %d bytes in bucket %s: %w", size, bucket, err)
+		return nil, fmt.Errorf("follow: snapshot: storing %d bytes in bucket %s%s: %w", size, bucket, storageLimit(ctx, js, bucket, err), err)
 	}
 	return info, nil
+}
+
+// Upload pacing. ObjectStore.Put publishes every chunk asynchronously
+// and fails ("stalled with too many outstanding async published
+// messages") when 4000 chunks (500 MiB) are unacknowledged for 200 ms,
+// which a snapshot of more than 500 MiB reaches whenever the server
+// stores more slowly than the client sends. pacedReader keeps at most
+// uploadWindow chunks in flight.
+const (
+	uploadChunk  = 128 << 10 // bytes per chunk (the object store's default)
+	uploadWindow = 1024      // chunks in flight at most (128 MiB)
+	uploadCheck  = 256       // chunks between two looks at the stream
+)
+
+// pacedReader reads r for ObjectStore.Put: every uploadCheck chunks it
+// waits until the bucket's stream st holds all but uploadWindow of the
+// chunks read so far (its last sequence beyond base, the last sequence
+// before the upload; another writer's messages only end a wait sooner).
+type pacedReader struct {
+	ctx  context.Context
+	r    io.Reader
+	st   jetstream.Stream
+	base uint64
+	n    int64 // bytes read
+	next int64 // chunk count at the next look
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	if chunks := p.n / uploadChunk; chunks >= p.next {
+		for {
+			info, err := p.st.Info(p.ctx)
+			if err != nil {
+				return 0, fmt.Errorf("follow: snapshot: pacing the upload: %w", err)
+			}
+			if stored := int64(info.State.LastSeq - min(info.State.LastSeq, p.base)); stored+uploadWindow >= chunks {
+				break
+			}
+			select {
+			case <-p.ctx.Done():
+				return 0, p.ctx.Err()
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		p.next = chunks + uploadCheck
+	}
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	return n, err
+}
+
+// storageLimit explains a JetStream storage refusal (maximum bytes
+// exceeded, insufficient storage): the bucket's max_bytes, and that the
+// account's and the server's limits apply too; "" for other errors.
+func storageLimit(ctx context.Context, js jetstream.JetStream, bucket string, err error) string {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) || (apiErr.ErrorCode != 10077 && apiErr.ErrorCode != 10047 && apiErr.ErrorCode != 10023) {
+		return ""
+	}
+	limit := "unknown"
+	if st, err := js.Stream(ctx, "OBJ_"+bucket); err == nil {
+		limit = strconv.FormatInt(st.CachedInfo().Config.MaxBytes, 10)
+	}
+	return fmt.Sprintf(" (a JetStream storage limit was hit: the bucket's max_bytes is %s, -1 for none; the account's and the server's storage limits apply too)", limit)
 }
 
 // publishedPosition returns the position recorded with stream's newest
