@@ -465,7 +465,7 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 // an error from Deps.Wait (the AOF is not durable) leaves the loaded keys
 // in memory: Start should then fail, as for any AOF failure. Refusals
 // before anything is loaded: getSnapshot's (ErrSnapshotTooLarge,
-// ErrSnapshotChecksum, …), decodeSnapshot's, ErrSnapshotStream (another
+// ErrSnapshotChecksum, …), the header's (newSnapReader), ErrSnapshotStream (another
 // stream; a missing stream; a position beyond the stream's last sequence,
 // as when the stream was recreated; or before its first, when retention
 // removed messages after the snapshot), ErrSnapshotKeys. NATS errors that

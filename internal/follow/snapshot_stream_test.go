@@ -279,6 +279,17 @@ func TestPublishStorageLimit(t *testing.T) {
 	if err := sc.normalize(); err != nil {
 		t.Fatal(err)
 	}
+	// snapshot.max_bytes: refused before the upload.
+	small := &SnapshotConfig{Bucket: "snaps", Publish: true, MaxBytes: 64 << 10}
+	if err := small.normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.publishSnapshot(ctx, small); !errors.Is(err, ErrSnapshotTooLarge) || !strings.Contains(err.Error(), "snapshot.max_bytes (65536 bytes)") {
+		t.Fatalf("publishing over snapshot.max_bytes: %v", err)
+	}
+	if _, err := publishedPosition(ctx, js, "snaps", "USERS"); !errors.Is(err, ErrNoSnapshot) {
+		t.Fatalf("a snapshot over snapshot.max_bytes was uploaded: %v", err)
+	}
 	err := pub.publishSnapshot(ctx, sc)
 	t.Logf("publishing into a 64 KiB bucket: %v", err)
 	if err == nil || !strings.Contains(err.Error(), "storage limit was hit: the bucket's max_bytes is 65536") {
