@@ -463,7 +463,7 @@ func (d *snapReader) trailer(left int64) error {
 	}
 	// The stream must end here (an object store reader checks its digest
 	// at the end).
-	switch n, err := d.r.Read(t[:1]); {
+	switch n, err := io.ReadFull(d.r, t[:1]); {
 	case n > 0:
 		return fmt.Errorf("%w: bytes after the trailer (offset %d)", ErrSnapshotCorrupt, d.off)
 	case err != nil && !errors.Is(err, io.EOF):
