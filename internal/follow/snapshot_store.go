@@ -65,9 +65,9 @@ const (
 	DefaultSnapshotBucket   = "probly-snapshots"
 	DefaultSnapshotInterval = 60 * time.Second
 	DefaultSnapshotMaxBytes = 1 << 40
-	// snapshotIOTimeout bounds one download (bootstrap, at start-up,
-	// whose size is not known in advance).
-	snapshotIOTimeout = 5 * time.Minute
+	// snapshotIOTimeout bounds a bootstrap until the object's size is
+	// known; from then on it is bounded by uploadTimeout(size) plus this.
+	snapshotIOTimeout = 30 * time.Second
 	// snapshotMinRate is the slowest upload throughput accepted (bytes/s)
 	// and snapshotBaseTimeout the fixed part of an upload's bound.
 	snapshotMinRate     = 4 << 20
@@ -452,6 +452,10 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// errBootstrapTimeout: a bootstrap took longer than its bound; it wraps
+// context.DeadlineExceeded, so the caller retries it as transient.
+var errBootstrapTimeout = fmt.Errorf("follow: snapshot: loading took longer than 30 s plus 1 s per 4 MiB: %w", context.DeadlineExceeded)
+
 // bootstrap loads the newest snapshot of the stream from sc.Bucket into an
 // empty replica and returns its position: the follower then delivers from
 // pos + 1 (set f.logged and f.applied to pos). Call it from Start after
@@ -473,7 +477,10 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 // retry. The caller may log the error and
 // fall back to replaying the stream. A snapshot damaged after its header
 // (checksum, truncation, structure) is refused as it is read, and the
-// keys loaded so far are deleted again (restoreFrom). Cost: one download,
+// keys loaded so far are deleted again (restoreFrom). The whole load is
+// bounded by 30 s until the object's size is known, then by 30 s plus the
+// transfer at 4 MiB/s (uploadTimeout); past it, errBootstrapTimeout
+// (transient: retried). Cost: one download,
 // streamed and decoded record by record (memory: one record; a version 2
 // record is one chunk of at most 16 MiB), one command per chunk, one
 // Wait.
@@ -484,8 +491,17 @@ func (f *Follower) bootstrap(ctx context.Context, sc *SnapshotConfig) (loaded bo
 	if f.js == nil {
 		return false, 0, errors.New("follow: snapshot: not connected to NATS")
 	}
-	ictx, cancel := context.WithTimeout(ctx, snapshotIOTimeout)
-	defer cancel()
+	// The bound: snapshotIOTimeout until the size is known, then the
+	// transfer at the slowest rate accepted (as an upload) on top.
+	ictx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(snapshotIOTimeout, func() { cancel(errBootstrapTimeout) })
+	defer timer.Stop()
+	defer func() {
+		if err != nil && errors.Is(context.Cause(ictx), errBootstrapTimeout) {
+			err = fmt.Errorf("%w (%w)", errBootstrapTimeout, err)
+		}
+	}()
 	obj, size, err := getSnapshot(ictx, f.js, sc.Bucket, f.cfg.Stream, sc.MaxBytes)
 	if errors.Is(err, ErrNoSnapshot) {
 		return false, 0, nil
@@ -493,6 +509,7 @@ func (f *Follower) bootstrap(ctx context.Context, sc *SnapshotConfig) (loaded bo
 	if err != nil {
 		return false, 0, err
 	}
+	timer.Reset(snapshotIOTimeout + uploadTimeout(size))
 	defer obj.Close()
 	d, err := newSnapReader(obj, size)
 	if err != nil {

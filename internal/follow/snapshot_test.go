@@ -783,6 +783,10 @@ func TestUploadTimeout(t *testing.T) {
 	if d := uploadTimeout(1 << 20); d > 15*time.Second {
 		t.Errorf("1 MiB snapshot: upload bound %v, want ≤ 15 s", d)
 	}
+	// A bootstrap past its bound is retried (transient), not given up.
+	if !transient(fmt.Errorf("follow: snapshot: … (%w)", errBootstrapTimeout)) {
+		t.Error("a bootstrap timeout is not transient")
+	}
 	if d := uploadTimeout(DefaultSnapshotMaxBytes); d < time.Duration(DefaultSnapshotMaxBytes/snapshotMinRate)*time.Second {
 		t.Errorf("1 GiB snapshot: upload bound %v is below its transfer time at %d B/s", d, snapshotMinRate)
 	}
