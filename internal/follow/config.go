@@ -242,6 +242,7 @@ func (c *Config) normalize(dataDir string) error {
 	case time.Duration(c.MaxStale) < time.Second:
 		return fmt.Errorf(`"max_stale" must be at least 1s, not %s`, time.Duration(c.MaxStale))
 	}
+	c.Snapshot.spoolDir = dataDir
 	if err := c.Snapshot.normalize(); err != nil {
 		return err
 	}

@@ -639,9 +639,7 @@ func (f *Follower) start(ctx context.Context, sleep func() bool) {
 	f.setState(StateBootstrapping)
 	failures := 0
 	for try := 1; ; try++ {
-		bctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		loaded, p, err := f.bootstrap(bctx, &f.cfg.Snapshot)
-		cancel()
+		loaded, p, err := f.bootstrap(ctx, &f.cfg.Snapshot) // bounded by the snapshot's size
 		if ctx.Err() != nil {
 			return
 		}

@@ -15,11 +15,13 @@ package follow
 // validated by the command that loads it.
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"strconv"
 	"time"
@@ -35,12 +37,16 @@ import (
 const (
 	snapFileMagic    = "PRBLYFSN" // first 8 bytes
 	snapFileEnd      = "PRBLYFEN" // first 8 bytes of the trailer
-	snapFileVersion  = 1
-	snapFixedHeader  = 38 // magic 8 | version 2 | flags 2 | position 8 | time 8 | count 8 | slen 2
-	snapFileRecHead  = 12 // len 8 | crc 4
-	snapFileMinBody  = 6  // kind 1 | klen 1 | key ≥ 1 | nchunks 1 | iter 1 | dlen 1
-	snapFileTrailer  = 20 // magic 8 | count 8 | crc 4
+	snapFileVersion  = 2          // written; version 1 is still read
+	snapFixedHeader  = 38         // magic 8 | version 2 | flags 2 | position 8 | time 8 | count 8 | slen 2
+	snapFileRecHead  = 12         // len 8 | crc 4
+	snapFileMinBody  = 6          // kind 1 | klen 1 | key ≥ 1 | nchunks 1 | iter 1 | dlen 1
+	snapFileTrailer  = 20         // magic 8 | count 8 | crc 4
 	snapMaxStreamLen = 255
+	// snapMaxRecord bounds a version 2 record's body: one SCANDUMP chunk
+	// (at most 16 MiB) and its key. A version 1 record holds a whole key
+	// and is bounded by the object's size only.
+	snapMaxRecord = 64 << 20
 
 	// Record kinds: which interchange recreates the key.
 	snapKindBF = 1 // BF.SCANDUMP → BF.LOADCHUNK
@@ -61,7 +67,7 @@ var (
 	// declare.
 	ErrSnapshotTruncated = errors.New("follow: snapshot: truncated")
 	// ErrSnapshotChecksum: a CRC-32C (header, record or whole object)
-	// does not match.
+	// or the object's SHA-256 digest does not match.
 	ErrSnapshotChecksum = errors.New("follow: snapshot: checksum mismatch")
 	// ErrSnapshotCorrupt: the structure is invalid although the checksums
 	// match (bad varint, count, kind, iterator, duplicate key, bytes after
@@ -105,16 +111,17 @@ type snapChunk struct {
 	data []byte
 }
 
-// snapRecord recreates one key.
+// snapRecord recreates one key (decodeSnapshot), or part of one
+// (snapReader.next: one version 2 record, one chunk).
 type snapRecord struct {
 	kind   byte
 	key    []byte
 	chunks []snapChunk
 }
 
-// snapshotFile is a decoded follower snapshot. Its slices alias the
-// decoded bytes.
+// snapshotFile is a decoded follower snapshot: one record per key.
 type snapshotFile struct {
+	version  uint16
 	stream   string
 	position uint64
 	time     time.Time
@@ -145,170 +152,355 @@ func kindName(k byte) string {
 	return "kind " + strconv.Itoa(int(k))
 }
 
-// snapEncoder writes a follower snapshot record by record, so a capture
-// holds one copy of the data (the encoding), not two.
+// snapEncoder writes a version 2 follower snapshot front to back to an
+// io.Writer, one record per chunk: nothing is patched afterwards, so the
+// writer may be a pipe, a file or an upload. Memory: a 64 KiB buffer; a
+// chunk's data is written from the caller's slice, not copied.
 type snapEncoder struct {
-	b     []byte
+	w     *bufio.Writer
+	crc   uint32 // CRC-32C of every byte written
+	n     int64  // bytes written
 	count uint64
-	slen  int
+	err   error  // first write error; later writes are skipped
+	head  []byte // scratch for a record's head and body prefix
 }
 
-func newSnapEncoder(stream string, pos uint64, at time.Time) (*snapEncoder, error) {
+func newSnapEncoder(w io.Writer, stream string, pos uint64, at time.Time) (*snapEncoder, error) {
 	if len(stream) == 0 || len(stream) > snapMaxStreamLen {
 		return nil, fmt.Errorf("%w: stream name of %d bytes (1 … %d)", ErrSnapshotCapture, len(stream), snapMaxStreamLen)
 	}
-	e := &snapEncoder{slen: len(stream)}
-	e.b = append(e.b, snapFileMagic...)
-	e.b = binary.LittleEndian.AppendUint16(e.b, snapFileVersion)
-	e.b = binary.LittleEndian.AppendUint16(e.b, 0) // flags
-	e.b = binary.LittleEndian.AppendUint64(e.b, pos)
-	e.b = binary.LittleEndian.AppendUint64(e.b, uint64(at.UnixNano()))
-	e.b = binary.LittleEndian.AppendUint64(e.b, 0) // count, patched by finish
-	e.b = binary.LittleEndian.AppendUint16(e.b, uint16(len(stream)))
-	e.b = append(e.b, stream...)
-	e.b = append(e.b, 0, 0, 0, 0) // header CRC, patched by finish
-	return e, nil
+	e := &snapEncoder{w: bufio.NewWriterSize(w, 64<<10)}
+	b := append([]byte(nil), snapFileMagic...)
+	b = binary.LittleEndian.AppendUint16(b, snapFileVersion)
+	b = binary.LittleEndian.AppendUint16(b, 0) // flags
+	b = binary.LittleEndian.AppendUint64(b, pos)
+	b = binary.LittleEndian.AppendUint64(b, uint64(at.UnixNano()))
+	b = binary.LittleEndian.AppendUint64(b, 0) // count: 0 in version 2, see the trailer
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(stream)))
+	b = append(b, stream...)
+	b = binary.LittleEndian.AppendUint32(b, snapCRC(b))
+	e.write(b)
+	return e, e.err
 }
 
-// add appends one record.
-func (e *snapEncoder) add(r snapRecord) {
-	start := len(e.b)
-	e.b = append(e.b, make([]byte, snapFileRecHead)...)
-	e.b = append(e.b, r.kind)
-	e.b = binary.AppendUvarint(e.b, uint64(len(r.key)))
-	e.b = append(e.b, r.key...)
-	e.b = binary.AppendUvarint(e.b, uint64(len(r.chunks)))
-	for _, c := range r.chunks {
-		e.b = binary.AppendUvarint(e.b, uint64(c.iter))
-		e.b = binary.AppendUvarint(e.b, uint64(len(c.data)))
-		e.b = append(e.b, c.data...)
+func (e *snapEncoder) write(p []byte) {
+	if e.err != nil {
+		return
 	}
-	body := e.b[start+snapFileRecHead:]
-	binary.LittleEndian.PutUint64(e.b[start:], uint64(len(body)))
-	binary.LittleEndian.PutUint32(e.b[start+8:], snapCRC(body))
+	e.crc = crc32.Update(e.crc, snapCastagnoli, p)
+	_, e.err = e.w.Write(p)
+	e.n += int64(len(p))
+}
+
+// record writes one record: kind, key and chunks (the encoder writes one
+// chunk per record; other counts only for tests of the decoder).
+func (e *snapEncoder) record(kind byte, key []byte, chunks []snapChunk) error {
+	// p: the body's bytes other than the chunks' data; ends[i]: where the
+	// prefix (i = 0) and chunk i-1's iterator and length end in p.
+	p := append(e.head[:0], kind)
+	p = binary.AppendUvarint(p, uint64(len(key)))
+	p = append(p, key...)
+	p = binary.AppendUvarint(p, uint64(len(chunks)))
+	ends := append(make([]int, 0, len(chunks)+1), len(p))
+	size := 0
+	for _, c := range chunks {
+		p = binary.AppendUvarint(p, uint64(c.iter))
+		p = binary.AppendUvarint(p, uint64(len(c.data)))
+		ends = append(ends, len(p))
+		size += len(c.data)
+	}
+	e.head = p
+	if size += len(p); size > snapMaxRecord {
+		return fmt.Errorf("%w: a record of %d bytes (at most %d)", ErrSnapshotCapture, size, snapMaxRecord)
+	}
+	crc := crc32.Checksum(p[:ends[0]], snapCastagnoli)
+	for i, c := range chunks {
+		crc = crc32.Update(crc, snapCastagnoli, p[ends[i]:ends[i+1]])
+		crc = crc32.Update(crc, snapCastagnoli, c.data)
+	}
+	var h [snapFileRecHead]byte
+	binary.LittleEndian.PutUint64(h[:], uint64(size))
+	binary.LittleEndian.PutUint32(h[8:], crc)
+	e.write(h[:])
+	e.write(p[:ends[0]])
+	for i, c := range chunks {
+		e.write(p[ends[i]:ends[i+1]])
+		e.write(c.data)
+	}
 	e.count++
+	return e.err
 }
 
-// finish patches the header and appends the trailer.
-func (e *snapEncoder) finish() []byte {
-	binary.LittleEndian.PutUint64(e.b[28:], e.count)
-	h := snapFixedHeader + e.slen
-	binary.LittleEndian.PutUint32(e.b[h:], snapCRC(e.b[:h]))
-	e.b = append(e.b, snapFileEnd...)
-	e.b = binary.LittleEndian.AppendUint64(e.b, e.count)
-	e.b = binary.LittleEndian.AppendUint32(e.b, snapCRC(e.b))
-	return e.b
+// finish writes the trailer, flushes, and returns the object's size.
+func (e *snapEncoder) finish() (int64, error) {
+	t := append([]byte(snapFileEnd), make([]byte, 8)...)
+	binary.LittleEndian.PutUint64(t[8:], e.count)
+	e.write(t)
+	e.write(binary.LittleEndian.AppendUint32(nil, e.crc))
+	if e.err == nil {
+		e.err = e.w.Flush()
+	}
+	return e.n, e.err
 }
 
-// encodeSnapshot encodes s (records in order). Cost: one pass, one
-// allocation of the encoded size.
+// encodeSnapshot encodes s (records in order; one record per chunk, a
+// key without chunks as one record without chunks, which the decoder
+// refuses). Cost: one pass, one allocation of the encoded size.
 func encodeSnapshot(s *snapshotFile) ([]byte, error) {
-	e, err := newSnapEncoder(s.stream, s.position, s.time)
+	var buf bytes.Buffer
+	e, err := newSnapEncoder(&buf, s.stream, s.position, s.time)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range s.records {
-		e.add(r)
+		if len(r.chunks) == 0 {
+			err = e.record(r.kind, r.key, nil)
+		}
+		for _, c := range r.chunks {
+			if err = e.record(r.kind, r.key, []snapChunk{c}); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	return e.finish(), nil
+	if _, err := e.finish(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
-// snapHeader decodes and checks the header only (magic, version, flags,
-// stream length, CRC, count against the bytes present). It returns the
-// header's size.
-func snapHeader(b []byte) (s snapshotFile, count uint64, size int, err error) {
+// snapReader decodes a follower snapshot from a stream, record by record,
+// checking every record's CRC before returning it: at most one record is
+// in memory (a version 2 record is one chunk, at most snapMaxRecord; a
+// version 1 record is a whole key). Errors wrap one of the ErrSnapshot*
+// sentinels with the byte offset of the violation; a read error of the
+// underlying reader is returned wrapped as it is (ErrSnapshotTruncated
+// for an early end).
+//
+// Checks, in order: header (magic, CRC, version, flags, stream length;
+// version 1: the record count against the size; version 2: count 0);
+// each record's length against the bytes left (and, version 2, against
+// snapMaxRecord), its CRC, kind, key length, chunk count and chunk
+// lengths against the body, the iterators (bf/cf: ≥ 1, strictly
+// increasing, at least one chunk; pf: exactly one chunk with iterator 0),
+// unique keys (version 2: a key's records are consecutive, one chunk
+// each, and a record with the previous record's key continues it: same
+// kind, bf or cf, a larger iterator); then the trailer's magic, count and
+// whole-object CRC, and that the stream ends there.
+type snapReader struct {
+	r     *bufio.Reader
+	size  int64 // the object's size
+	off   int64 // bytes consumed
+	crc   uint32
+	hdr   snapshotFile // header fields, no records
+	count uint64       // version 1: records declared
+	n     uint64       // records read
+	body  []byte
+	seen  map[string]bool
+	last  snapRecord // version 2: the previous record (key copied)
+	done  bool
+}
+
+// newSnapReader reads and checks the header of the size-byte snapshot r
+// delivers.
+func newSnapReader(r io.Reader, size int64) (*snapReader, error) {
+	d := &snapReader{r: bufio.NewReaderSize(r, 64<<10), size: size, seen: map[string]bool{}}
+	b := make([]byte, min(size, snapFixedHeader))
+	if err := d.read(b, "the header"); err != nil {
+		return nil, err
+	}
 	if len(b) < 8 || string(b[:8]) != snapFileMagic {
-		return s, 0, 0, fmt.Errorf("%w: not a follower snapshot", ErrSnapshotMagic)
+		return nil, fmt.Errorf("%w: not a follower snapshot", ErrSnapshotMagic)
 	}
 	if len(b) < snapFixedHeader {
-		return s, 0, 0, fmt.Errorf("%w: %d bytes, the header alone takes %d", ErrSnapshotTruncated, len(b), snapFixedHeader+1+4)
+		return nil, fmt.Errorf("%w: %d bytes, the header alone takes %d", ErrSnapshotTruncated, size, snapFixedHeader+1+4)
 	}
 	slen := int(binary.LittleEndian.Uint16(b[36:]))
-	size = snapFixedHeader + slen + 4
-	if len(b) < size {
-		return s, 0, 0, fmt.Errorf("%w: %d bytes, the header takes %d", ErrSnapshotTruncated, len(b), size)
+	hsize := int64(snapFixedHeader + slen + 4)
+	if size < hsize {
+		return nil, fmt.Errorf("%w: %d bytes, the header takes %d", ErrSnapshotTruncated, size, hsize)
 	}
-	if got, want := binary.LittleEndian.Uint32(b[size-4:]), snapCRC(b[:size-4]); got != want {
-		return s, 0, 0, fmt.Errorf("%w: header (stored %08x, computed %08x)", ErrSnapshotChecksum, got, want)
+	b = append(b, make([]byte, slen+4)...)
+	if err := d.read(b[snapFixedHeader:], "the header"); err != nil {
+		return nil, err
 	}
-	if v := binary.LittleEndian.Uint16(b[8:]); v != snapFileVersion {
-		return s, 0, 0, fmt.Errorf("%w: format version %d (this build reads %d)", ErrSnapshotVersion, v, snapFileVersion)
+	if got, want := binary.LittleEndian.Uint32(b[hsize-4:]), snapCRC(b[:hsize-4]); got != want {
+		return nil, fmt.Errorf("%w: header (stored %08x, computed %08x)", ErrSnapshotChecksum, got, want)
+	}
+	v := binary.LittleEndian.Uint16(b[8:])
+	if v != 1 && v != 2 {
+		return nil, fmt.Errorf("%w: format version %d (this build reads 1 and 2)", ErrSnapshotVersion, v)
 	}
 	if fl := binary.LittleEndian.Uint16(b[10:]); fl != 0 {
-		return s, 0, 0, fmt.Errorf("%w: unknown header flags %#04x", ErrSnapshotVersion, fl)
+		return nil, fmt.Errorf("%w: unknown header flags %#04x", ErrSnapshotVersion, fl)
 	}
 	if slen == 0 || slen > snapMaxStreamLen {
-		return s, 0, 0, fmt.Errorf("%w: stream name of %d bytes (1 … %d)", ErrSnapshotCorrupt, slen, snapMaxStreamLen)
+		return nil, fmt.Errorf("%w: stream name of %d bytes (1 … %d)", ErrSnapshotCorrupt, slen, snapMaxStreamLen)
 	}
-	s.position = binary.LittleEndian.Uint64(b[12:])
-	s.time = time.Unix(0, int64(binary.LittleEndian.Uint64(b[20:])))
-	s.stream = string(b[snapFixedHeader : snapFixedHeader+slen])
-	count = binary.LittleEndian.Uint64(b[28:])
-	if avail := uint64(len(b) - size); avail < snapFileTrailer ||
-		count > (avail-snapFileTrailer)/(snapFileRecHead+snapFileMinBody) {
-		return s, 0, 0, fmt.Errorf("%w: %d records declared, the %d bytes after the header cannot hold them", ErrSnapshotTruncated, count, len(b)-size)
+	d.hdr = snapshotFile{version: v, stream: string(b[snapFixedHeader : snapFixedHeader+slen]),
+		position: binary.LittleEndian.Uint64(b[12:]), time: time.Unix(0, int64(binary.LittleEndian.Uint64(b[20:])))}
+	d.count = binary.LittleEndian.Uint64(b[28:])
+	switch avail := uint64(size - hsize); {
+	case v == 2 && d.count != 0:
+		return nil, fmt.Errorf("%w: a version 2 header with record count %d (must be 0)", ErrSnapshotCorrupt, d.count)
+	case v == 1 && (avail < snapFileTrailer || d.count > (avail-snapFileTrailer)/(snapFileRecHead+snapFileMinBody)):
+		return nil, fmt.Errorf("%w: %d records declared, the %d bytes after the header cannot hold them", ErrSnapshotTruncated, d.count, avail)
 	}
-	return s, count, size, nil
+	return d, nil
 }
 
-// decodeSnapshot validates the whole of b and returns the snapshot, or an
-// error wrapping one of the ErrSnapshot* sentinels with the byte offset of
-// the violation. Nothing is allocated beyond what b backs (the record and
-// chunk slices are bounded by the bytes present, the data aliases b).
-// Checks, in order: header (magic, CRC, version, flags, stream length,
-// record count against the bytes left); each record's length against the
-// bytes left, its CRC, kind, key length, chunk count and chunk lengths
-// against the body, the iterators (bf/cf: ≥ 1, strictly increasing, at
-// least one chunk; pf: exactly one chunk with iterator 0), unique keys;
-// then the trailer's magic, count and whole-object CRC, and that b ends
-// there. Cost: O(len(b)), two CRC passes.
+// read fills p from the stream, adding it to the whole-object CRC.
+func (d *snapReader) read(p []byte, what string) error {
+	n, err := io.ReadFull(d.r, p)
+	d.crc = crc32.Update(d.crc, snapCastagnoli, p[:n])
+	d.off += int64(n)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return fmt.Errorf("%w: %s at offset %d: the stream ended after %d bytes", ErrSnapshotTruncated, what, d.off-int64(n), d.off)
+	case err != nil:
+		return fmt.Errorf("follow: snapshot: reading %s at offset %d: %w", what, d.off-int64(n), err)
+	}
+	return nil
+}
+
+// next returns the next record and whether it continues the previous
+// record's key (version 2), or ok false after the trailer checked out.
+// The record's slices are valid until the next call.
+func (d *snapReader) next() (r snapRecord, cont, ok bool, err error) {
+	if d.done {
+		return r, false, false, nil
+	}
+	if d.size-d.off < snapFileTrailer {
+		return r, false, false, fmt.Errorf("%w: offset %d: no room for the trailer", ErrSnapshotTruncated, d.off)
+	}
+	left := d.size - snapFileTrailer - d.off // bytes before the trailer
+	if d.hdr.version == 1 && d.n == d.count || d.hdr.version == 2 && left == 0 {
+		return r, false, false, d.trailer(left)
+	}
+	i, off := d.n, d.off
+	if left < snapFileRecHead {
+		return r, false, false, fmt.Errorf("%w: record %d at offset %d: no room for its header", ErrSnapshotTruncated, i, off)
+	}
+	var h [snapFileRecHead]byte
+	if err := d.read(h[:], fmt.Sprintf("record %d", i)); err != nil {
+		return r, false, false, err
+	}
+	l := binary.LittleEndian.Uint64(h[:])
+	switch {
+	case l < snapFileMinBody:
+		return r, false, false, fmt.Errorf("%w: record %d at offset %d: length %d (at least %d)", ErrSnapshotCorrupt, i, off, l, snapFileMinBody)
+	case l > uint64(left-snapFileRecHead):
+		return r, false, false, fmt.Errorf("%w: record %d at offset %d: length %d, %d bytes left", ErrSnapshotTruncated, i, off, l, left-snapFileRecHead)
+	case d.hdr.version == 2 && l > snapMaxRecord:
+		return r, false, false, fmt.Errorf("%w: record %d at offset %d: length %d (at most %d)", ErrSnapshotCorrupt, i, off, l, snapMaxRecord)
+	}
+	if uint64(cap(d.body)) < l {
+		d.body = nil // free the smaller buffer first
+		d.body = make([]byte, l)
+	}
+	body := d.body[:l]
+	if err := d.read(body, fmt.Sprintf("record %d", i)); err != nil {
+		return r, false, false, err
+	}
+	if got, want := binary.LittleEndian.Uint32(h[8:]), snapCRC(body); got != want {
+		return r, false, false, fmt.Errorf("%w: record %d at offset %d (stored %08x, computed %08x)", ErrSnapshotChecksum, i, off, got, want)
+	}
+	r, err = decodeSnapRecord(body)
+	if err != nil {
+		return r, false, false, fmt.Errorf("%w: record %d at offset %d: %v", ErrSnapshotCorrupt, i, off, err)
+	}
+	if d.hdr.version == 2 {
+		if len(r.chunks) != 1 {
+			return r, false, false, fmt.Errorf("%w: record %d at offset %d: %d chunks (a version 2 record has 1)", ErrSnapshotCorrupt, i, off, len(r.chunks))
+		}
+		if cont = d.n > 0 && bytes.Equal(r.key, d.last.key); cont {
+			if r.kind != d.last.kind || r.kind == snapKindPF || r.chunks[0].iter <= d.last.chunks[0].iter {
+				return r, false, false, fmt.Errorf("%w: record %d at offset %d: does not continue the previous record of its key (kind %s after %s, iterator %d after %d)",
+					ErrSnapshotCorrupt, i, off, kindName(r.kind), kindName(d.last.kind), r.chunks[0].iter, d.last.chunks[0].iter)
+			}
+		}
+		d.last = snapRecord{kind: r.kind, key: append(d.last.key[:0], r.key...), chunks: []snapChunk{{iter: r.chunks[0].iter}}}
+	}
+	if !cont {
+		if d.seen[string(r.key)] {
+			return r, false, false, fmt.Errorf("%w: record %d at offset %d: a key appears twice", ErrSnapshotCorrupt, i, off)
+		}
+		d.seen[string(r.key)] = true
+	}
+	d.n++
+	return r, cont, true, nil
+}
+
+// trailer checks the trailer (left: bytes between the records and it)
+// and that the stream ends after it.
+func (d *snapReader) trailer(left int64) error {
+	if left != 0 {
+		return fmt.Errorf("%w: %d bytes between the last record (offset %d) and the trailer", ErrSnapshotCorrupt, left, d.off)
+	}
+	end := d.off
+	t := make([]byte, snapFileTrailer)
+	if err := d.read(t[:16], "the trailer"); err != nil {
+		return err
+	}
+	sum := d.crc
+	if err := d.read(t[16:], "the trailer"); err != nil {
+		return err
+	}
+	if string(t[:8]) != snapFileEnd {
+		return fmt.Errorf("%w: bad trailer magic at offset %d", ErrSnapshotCorrupt, end)
+	}
+	if got := binary.LittleEndian.Uint32(t[16:]); got != sum {
+		return fmt.Errorf("%w: whole object (stored %08x, computed %08x)", ErrSnapshotChecksum, got, sum)
+	}
+	want := d.count
+	if d.hdr.version == 2 {
+		want = d.n
+	}
+	if c := binary.LittleEndian.Uint64(t[8:]); c != want {
+		return fmt.Errorf("%w: trailer count %d, %d records", ErrSnapshotCorrupt, c, want)
+	}
+	// The stream must end here (an object store reader checks its digest
+	// at the end).
+	switch n, err := io.ReadFull(d.r, t[:1]); {
+	case n > 0:
+		return fmt.Errorf("%w: bytes after the trailer (offset %d)", ErrSnapshotCorrupt, d.off)
+	case err != nil && !errors.Is(err, io.EOF):
+		return fmt.Errorf("follow: snapshot: reading after the trailer: %w", err)
+	}
+	d.done = true
+	return nil
+}
+
+// decodeSnapshot validates the whole of b (snapReader) and returns the
+// snapshot, one record per key (a version 2 key's records merged). Cost:
+// O(len(b)); the records are copied.
 func decodeSnapshot(b []byte) (*snapshotFile, error) {
-	s, count, off, err := snapHeader(b)
+	d, err := newSnapReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, err
 	}
-	end := len(b) - snapFileTrailer // records must end here
-	s.records = make([]snapRecord, 0, count)
-	seen := make(map[string]bool, count)
-	for i := uint64(0); i < count; i++ {
-		if end-off < snapFileRecHead {
-			return nil, fmt.Errorf("%w: record %d at offset %d: no room for its header", ErrSnapshotTruncated, i, off)
-		}
-		l := binary.LittleEndian.Uint64(b[off:])
-		if l < snapFileMinBody {
-			return nil, fmt.Errorf("%w: record %d at offset %d: length %d (at least %d)", ErrSnapshotCorrupt, i, off, l, snapFileMinBody)
-		}
-		if l > uint64(end-off-snapFileRecHead) {
-			return nil, fmt.Errorf("%w: record %d at offset %d: length %d, %d bytes left", ErrSnapshotTruncated, i, off, l, end-off-snapFileRecHead)
-		}
-		body := b[off+snapFileRecHead : off+snapFileRecHead+int(l)]
-		if got, want := binary.LittleEndian.Uint32(b[off+8:]), snapCRC(body); got != want {
-			return nil, fmt.Errorf("%w: record %d at offset %d (stored %08x, computed %08x)", ErrSnapshotChecksum, i, off, got, want)
-		}
-		r, err := decodeSnapRecord(body)
+	s := d.hdr
+	for {
+		r, cont, ok, err := d.next()
 		if err != nil {
-			return nil, fmt.Errorf("%w: record %d at offset %d: %v", ErrSnapshotCorrupt, i, off, err)
+			return nil, err
 		}
-		if seen[string(r.key)] {
-			return nil, fmt.Errorf("%w: record %d at offset %d: a key appears twice", ErrSnapshotCorrupt, i, off)
+		if !ok {
+			return &s, nil
 		}
-		seen[string(r.key)] = true
-		s.records = append(s.records, r)
-		off += snapFileRecHead + int(l)
+		chunks := make([]snapChunk, len(r.chunks))
+		for i, c := range r.chunks {
+			chunks[i] = snapChunk{c.iter, bytes.Clone(c.data)}
+		}
+		if cont {
+			last := &s.records[len(s.records)-1]
+			last.chunks = append(last.chunks, chunks...)
+		} else {
+			s.records = append(s.records, snapRecord{kind: r.kind, key: bytes.Clone(r.key), chunks: chunks})
+		}
 	}
-	if off != end {
-		return nil, fmt.Errorf("%w: %d bytes between the last record (offset %d) and the trailer", ErrSnapshotCorrupt, end-off, off)
-	}
-	if string(b[end:end+8]) != snapFileEnd {
-		return nil, fmt.Errorf("%w: bad trailer magic at offset %d", ErrSnapshotCorrupt, end)
-	}
-	if got, want := binary.LittleEndian.Uint32(b[end+16:]), snapCRC(b[:end+16]); got != want {
-		return nil, fmt.Errorf("%w: whole object (stored %08x, computed %08x)", ErrSnapshotChecksum, got, want)
-	}
-	if c := binary.LittleEndian.Uint64(b[end+8:]); c != count {
-		return nil, fmt.Errorf("%w: trailer count %d, header count %d", ErrSnapshotCorrupt, c, count)
-	}
-	return &s, nil
 }
 
 // decodeSnapRecord decodes one checksummed record body.
@@ -532,49 +724,60 @@ func typeOf(run runFunc, key []byte) (string, error) {
 	return string(v.str), nil
 }
 
-// capture reads every existing key of keys through run and returns the
-// encoded snapshot of stream at position pos: BF.SCANDUMP (bf) and
+// capture is captureTo into memory (tests): the encoded snapshot.
+func capture(run runFunc, stream string, keys []keyInfo, pos uint64) ([]byte, error) {
+	var buf bytes.Buffer
+	if _, err := captureTo(run, &buf, stream, keys, pos); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// captureTo reads every existing key of keys through run and writes the
+// snapshot of stream at position pos to w, record by record (version 2:
+// one record per chunk), and returns its size: BF.SCANDUMP (bf) and
 // CF.SCANDUMP (cf) from iterator 0 until it returns 0, GET (pf). A missing
 // key has no record, and neither has an empty cuckoo filter (CF.SCANDUMP
 // returns nothing for one; a key created with "capacity" is reserved again
 // at start-up). The keys must not change while capture runs (the follower
 // captures between batches, and clients cannot write followed keys), or
 // the chunks of one key may come from different states. Errors wrap
-// ErrSnapshotCapture or are run's. Cost: one command per chunk; memory:
-// the encoded snapshot (about the keys' sizes) plus one key's chunks.
-func capture(run runFunc, stream string, keys []keyInfo, pos uint64) ([]byte, error) {
-	e, err := newSnapEncoder(stream, pos, time.Now())
+// ErrSnapshotCapture or are run's or w's. Cost: one command per chunk;
+// memory: one chunk (at most 16 MiB) and its reply, never a whole key
+// beyond what GET of an HLL returns.
+func captureTo(run runFunc, w io.Writer, stream string, keys []keyInfo, pos uint64) (int64, error) {
+	e, err := newSnapEncoder(w, stream, pos, time.Now())
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	for i, k := range keys {
 		kind, ok := kindOf(k.typ)
 		if !ok {
-			return nil, fmt.Errorf("%w: keys[%d] has type %q", ErrSnapshotCapture, i, k.typ)
+			return 0, fmt.Errorf("%w: keys[%d] has type %q", ErrSnapshotCapture, i, k.typ)
 		}
 		key := []byte(k.name)
 		typ, err := typeOf(run, key)
 		if err != nil {
-			return nil, fmt.Errorf("%w: keys[%d]: %v", ErrSnapshotCapture, i, err)
+			return 0, fmt.Errorf("%w: keys[%d]: %v", ErrSnapshotCapture, i, err)
 		}
 		if typ == "none" {
 			continue
 		}
 		if typ != snapTypeNames[kind] {
-			return nil, fmt.Errorf("%w: keys[%d] holds a %s, not a %s", ErrSnapshotCapture, i, typ, snapTypeNames[kind])
+			return 0, fmt.Errorf("%w: keys[%d] holds a %s, not a %s", ErrSnapshotCapture, i, typ, snapTypeNames[kind])
 		}
-		r := snapRecord{kind: kind, key: key}
 		if kind == snapKindPF {
 			reply, err := run([]byte("GET"), key)
 			if err != nil {
-				return nil, fmt.Errorf("%w: keys[%d]: %v", ErrSnapshotCapture, i, err)
+				return 0, fmt.Errorf("%w: keys[%d]: %v", ErrSnapshotCapture, i, err)
 			}
 			v, err := parseReply(reply)
 			if err != nil || v.kind != '$' || v.null {
-				return nil, fmt.Errorf("%w: keys[%d]: GET returned no string", ErrSnapshotCapture, i)
+				return 0, fmt.Errorf("%w: keys[%d]: GET returned no string", ErrSnapshotCapture, i)
 			}
-			r.chunks = []snapChunk{{iter: 0, data: v.str}}
-			e.add(r)
+			if err := e.record(kind, key, []snapChunk{{iter: 0, data: v.str}}); err != nil {
+				return 0, fmt.Errorf("follow: snapshot: writing keys[%d]: %w", i, err)
+			}
 			continue
 		}
 		cmd := []byte("BF.SCANDUMP")
@@ -584,69 +787,70 @@ func capture(run runFunc, stream string, keys []keyInfo, pos uint64) ([]byte, er
 		for iter := int64(0); ; {
 			reply, err := run(cmd, key, strconv.AppendInt(nil, iter, 10))
 			if err != nil {
-				return nil, fmt.Errorf("%w: keys[%d]: %v", ErrSnapshotCapture, i, err)
+				return 0, fmt.Errorf("%w: keys[%d]: %v", ErrSnapshotCapture, i, err)
 			}
 			v, err := parseReply(reply)
 			if err != nil || v.kind != '*' || len(v.elems) != 2 || v.elems[0].kind != ':' || v.elems[1].kind != '$' {
-				return nil, fmt.Errorf("%w: keys[%d]: %s returned no [iterator, data] pair", ErrSnapshotCapture, i, cmd)
+				return 0, fmt.Errorf("%w: keys[%d]: %s returned no [iterator, data] pair", ErrSnapshotCapture, i, cmd)
 			}
 			next := v.elems[0].n
 			if next == 0 {
 				break
 			}
 			if next <= iter {
-				return nil, fmt.Errorf("%w: keys[%d]: %s iterator %d after %d", ErrSnapshotCapture, i, cmd, next, iter)
+				return 0, fmt.Errorf("%w: keys[%d]: %s iterator %d after %d", ErrSnapshotCapture, i, cmd, next, iter)
 			}
-			r.chunks = append(r.chunks, snapChunk{iter: next, data: v.elems[1].str})
+			if err := e.record(kind, key, []snapChunk{{iter: next, data: v.elems[1].str}}); err != nil {
+				return 0, fmt.Errorf("follow: snapshot: writing keys[%d]: %w", i, err)
+			}
 			iter = next
 		}
-		if len(r.chunks) > 0 {
-			e.add(r)
-		}
 	}
-	return e.finish(), nil
+	n, err := e.finish()
+	if err != nil {
+		return 0, fmt.Errorf("follow: snapshot: writing: %w", err)
+	}
+	return n, nil
 }
 
-// restore validates the whole snapshot data (decodeSnapshot), checks that
-// it was taken of stream, that every record names one of keys with its
-// type, and that none of those keys nor positionKey exists; only then does
-// it run, through run, BF.LOADCHUNK / CF.LOADCHUNK key <iter> <data> for
-// every chunk of a bf / cf record and SET key <value> for a pf record, in
-// the snapshot's order, and last SET positionKey <position>. It returns
-// the snapshot's position.
-//
-// All or nothing for the caller: if a command fails, restore deletes (DEL)
-// the keys it began to create and returns an error wrapping
-// ErrSnapshotRestore; the position key is written only after every key
-// loaded, so a crash in the middle leaves keys without a position (the
-// follower then replays from the start of the stream, or halts on a gap,
-// and the keys answer "maybe" until it catches up). Errors: the decoder's
-// ErrSnapshot*, ErrSnapshotStream, ErrSnapshotKeys, ErrSnapshotRestore.
-// Cost: decoding (O(size)), then one command per chunk; each command
-// validates its chunk as from a client.
+// restore is restoreFrom of the encoded snapshot data.
 func restore(run runFunc, data []byte, stream string, keys []keyInfo, positionKey string) (uint64, error) {
-	s, err := decodeSnapshot(data)
+	d, err := newSnapReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return 0, err
 	}
-	if s.stream != stream {
-		return 0, fmt.Errorf("%w: it was taken of stream %q, not %q", ErrSnapshotStream, s.stream, stream)
+	return restoreFrom(run, d, stream, keys, positionKey)
+}
+
+// restoreFrom loads the snapshot d reads (its header already checked)
+// record by record: it checks that it was taken of stream and that
+// positionKey does not exist; then for each record, once its CRC checked
+// out (snapReader.next), that a key's first record names one of keys
+// with its type and a key that does not exist, and runs through run
+// BF.LOADCHUNK / CF.LOADCHUNK key <iter> <data> for each chunk of a bf /
+// cf record and SET key <value> for a pf record; after the trailer
+// checked out (whole-object CRC, count, the end of the stream, and so
+// the object store's digest), last SET positionKey <position>. It returns
+// the snapshot's position.
+//
+// All or nothing for the caller: if a record or the trailer is refused
+// (damaged, truncated, a key that does not match) or a command fails,
+// restore deletes (DEL) the keys it began to create and returns the
+// error: the decoder's ErrSnapshot*, ErrSnapshotStream, ErrSnapshotKeys,
+// ErrSnapshotRestore (a command failed). The position key is written only
+// after every key loaded and the whole object checked out, so a crash in
+// the middle leaves keys without a position (the follower then replays
+// from the start of the stream, or halts on a gap, and the keys answer
+// "maybe" until it catches up; while loading, the follower is not caught
+// up, so they answer "maybe" too). Cost: one command per chunk; each
+// command validates its chunk as from a client; memory: one record.
+func restoreFrom(run runFunc, d *snapReader, stream string, keys []keyInfo, positionKey string) (uint64, error) {
+	if d.hdr.stream != stream {
+		return 0, fmt.Errorf("%w: it was taken of stream %q, not %q", ErrSnapshotStream, d.hdr.stream, stream)
 	}
 	types := make(map[string]string, len(keys))
 	for _, k := range keys {
 		types[k.name] = k.typ
-	}
-	for i, r := range s.records {
-		typ, ok := types[string(r.key)]
-		if !ok {
-			return 0, fmt.Errorf("%w: record %d names a key that is not followed", ErrSnapshotKeys, i)
-		}
-		if typ != kindName(r.kind) {
-			return 0, fmt.Errorf("%w: record %d is a %s key, the key is followed as %s", ErrSnapshotKeys, i, kindName(r.kind), typ)
-		}
-		if string(r.key) == positionKey {
-			return 0, fmt.Errorf("%w: record %d names the position key", ErrSnapshotKeys, i)
-		}
 	}
 	check := func(key []byte, what string) error {
 		typ, err := typeOf(run, key)
@@ -658,17 +862,12 @@ func restore(run runFunc, data []byte, stream string, keys []keyInfo, positionKe
 		}
 		return nil
 	}
-	for i, r := range s.records {
-		if err := check(r.key, fmt.Sprintf("the key of record %d", i)); err != nil {
-			return 0, err
-		}
-	}
 	if err := check([]byte(positionKey), "the position key"); err != nil {
 		return 0, err
 	}
 	var created [][]byte
-	fail := func(what string, err error) (uint64, error) {
-		errs := []error{fmt.Errorf("%w: %s: %v", ErrSnapshotRestore, what, err)}
+	fail := func(err error) (uint64, error) {
+		errs := []error{err}
 		for _, k := range created {
 			if _, err := run([]byte("DEL"), k); err != nil {
 				errs = append(errs, fmt.Errorf("follow: snapshot: removing a partly restored key: %w", err))
@@ -676,8 +875,30 @@ func restore(run runFunc, data []byte, stream string, keys []keyInfo, positionKe
 		}
 		return 0, errors.Join(errs...)
 	}
-	for i, r := range s.records {
-		created = append(created, r.key)
+	for {
+		i := d.n
+		r, cont, ok, err := d.next()
+		if err != nil {
+			return fail(err)
+		}
+		if !ok {
+			break
+		}
+		if !cont {
+			typ, followed := types[string(r.key)]
+			switch {
+			case !followed:
+				return fail(fmt.Errorf("%w: record %d names a key that is not followed", ErrSnapshotKeys, i))
+			case typ != kindName(r.kind):
+				return fail(fmt.Errorf("%w: record %d is a %s key, the key is followed as %s", ErrSnapshotKeys, i, kindName(r.kind), typ))
+			case string(r.key) == positionKey:
+				return fail(fmt.Errorf("%w: record %d names the position key", ErrSnapshotKeys, i))
+			}
+			if err := check(r.key, fmt.Sprintf("the key of record %d", i)); err != nil {
+				return fail(err)
+			}
+			created = append(created, bytes.Clone(r.key))
+		}
 		for j, c := range r.chunks {
 			var err error
 			switch r.kind {
@@ -689,14 +910,14 @@ func restore(run runFunc, data []byte, stream string, keys []keyInfo, positionKe
 				_, err = run([]byte("SET"), r.key, c.data)
 			}
 			if err != nil {
-				return fail(fmt.Sprintf("record %d chunk %d", i, j), err)
+				return fail(fmt.Errorf("%w: record %d chunk %d: %v", ErrSnapshotRestore, i, j, err))
 			}
 		}
 	}
-	if _, err := run([]byte("SET"), []byte(positionKey), strconv.AppendUint(nil, s.position, 10)); err != nil {
-		return fail("writing the position", err)
+	if _, err := run([]byte("SET"), []byte(positionKey), strconv.AppendUint(nil, d.hdr.position, 10)); err != nil {
+		return fail(fmt.Errorf("%w: writing the position: %v", ErrSnapshotRestore, err))
 	}
-	return s.position, nil
+	return d.hdr.position, nil
 }
 
 // readPositionKey reads a position key from store: (0, false) if it is

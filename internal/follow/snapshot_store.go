@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
+	"os"
 	"strconv"
 	"time"
 
@@ -46,21 +48,26 @@ type SnapshotConfig struct {
 	// creates it with the stream's replicas.
 	Replicas int `json:"replicas"`
 	// MaxBytes bounds the snapshot a replica publishes or loads, in bytes;
-	// default 1 GiB. A larger object is refused before it is read (the
-	// loader holds the whole object in memory, then the keys).
+	// default 1 TiB (a sanity bound: publishing and loading stream the
+	// object, so their memory does not grow with it). A larger snapshot
+	// is not uploaded, a larger object is refused before it is read, both
+	// with ErrSnapshotTooLarge naming snapshot.max_bytes.
 	MaxBytes int64 `json:"max_bytes"`
 
 	interval time.Duration // parsed Interval
+	// spoolDir holds the publisher's temporary copy of a snapshot while
+	// it uploads (the data directory; "" = os.TempDir()).
+	spoolDir string
 }
 
 // Snapshot defaults.
 const (
 	DefaultSnapshotBucket   = "probly-snapshots"
 	DefaultSnapshotInterval = 60 * time.Second
-	DefaultSnapshotMaxBytes = 1 << 30
-	// snapshotIOTimeout bounds one download (bootstrap, at start-up,
-	// whose size is not known in advance).
-	snapshotIOTimeout = 5 * time.Minute
+	DefaultSnapshotMaxBytes = 1 << 40
+	// snapshotIOTimeout bounds a bootstrap until the object's size is
+	// known; from then on it is bounded by uploadTimeout(size) plus this.
+	snapshotIOTimeout = 30 * time.Second
 	// snapshotMinRate is the slowest upload throughput accepted (bytes/s)
 	// and snapshotBaseTimeout the fixed part of an upload's bound.
 	snapshotMinRate     = 4 << 20
@@ -71,8 +78,9 @@ const (
 // plus n at snapshotMinRate, so that a stalled or dead NATS node costs
 // seconds for a small snapshot, not minutes; the next snapshot cycle
 // retries.
-func uploadTimeout(n int) time.Duration {
-	return snapshotBaseTimeout + time.Duration(n)*time.Second/snapshotMinRate
+func uploadTimeout(n int64) time.Duration {
+	return snapshotBaseTimeout + time.Duration(n/snapshotMinRate)*time.Second +
+		time.Duration(n%snapshotMinRate)*time.Second/snapshotMinRate
 }
 
 // normalize applies the defaults and validates c. Errors name the field
@@ -142,7 +150,8 @@ func snapshotObjectName(stream string) string { return "probly/follow/" + stream
 const metaPosition = "probly-position"
 
 // ensureBucket returns the object store bucket, creating it (file
-// storage, replicas) if it is missing.
+// storage, replicas, no size limit: MaxBytes 0, the bucket holds one
+// object per stream) if it is missing.
 func ensureBucket(ctx context.Context, js jetstream.JetStream, bucket string, replicas int) (jetstream.ObjectStore, error) {
 	obs, err := js.ObjectStore(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -162,34 +171,96 @@ func ensureBucket(ctx context.Context, js jetstream.JetStream, bucket string, re
 	return obs, nil
 }
 
-// putSnapshot stores data (an encoded follower snapshot of stream) as the
-// newest object for stream in bucket, creating the bucket if it is missing
-// (file storage, replicas). The object store replaces the previous object
-// of that name and records data's SHA-256 digest; the snapshot's position
-// goes in the object's metadata. data's header is checked first (a
-// publisher never uploads something that is not a snapshot of stream).
-// Cost: one upload of len(data) in 128 KiB chunks.
-func putSnapshot(ctx context.Context, js jetstream.JetStream, bucket string, replicas int, stream string, data []byte) (*jetstream.ObjectInfo, error) {
-	h, _, _, err := snapHeader(data)
-	if err != nil {
-		return nil, err
-	}
-	if h.stream != stream {
-		return nil, fmt.Errorf("%w: it was taken of stream %q, not %q", ErrSnapshotStream, h.stream, stream)
-	}
+// putSnapshot stores the size-byte snapshot r delivers (an encoded
+// follower snapshot of stream at position pos) as the newest object for
+// stream in bucket, creating the bucket if it is missing (file storage,
+// replicas). The object store replaces the previous object of that name
+// and records the bytes' SHA-256 digest; the position goes in the
+// object's metadata. A JetStream storage limit (the bucket's max_bytes,
+// the account's or the server's) refuses the upload with an error naming
+// it. Cost: one upload of the bytes in 128 KiB chunks, streamed from r.
+func putSnapshot(ctx context.Context, js jetstream.JetStream, bucket string, replicas int, stream string, pos uint64, size int64, r io.Reader) (*jetstream.ObjectInfo, error) {
 	obs, err := ensureBucket(ctx, js, bucket, replicas)
 	if err != nil {
 		return nil, err
 	}
+	st, err := js.Stream(ctx, "OBJ_"+bucket)
+	if err != nil {
+		return nil, fmt.Errorf("follow: snapshot: bucket %s: %w", bucket, err)
+	}
 	info, err := obs.Put(ctx, jetstream.ObjectMeta{
 		Name:        snapshotObjectName(stream),
 		Description: "probly follower snapshot (docs/FORMATS.md, Follower snapshot)",
-		Metadata:    map[string]string{metaPosition: strconv.FormatUint(h.position, 10)},
-	}, bytes.NewReader(data))
+		Metadata:    map[string]string{metaPosition: strconv.FormatUint(pos, 10)},
+		Opts:        &jetstream.ObjectMetaOptions{ChunkSize: uploadChunk},
+	}, &pacedReader{ctx: ctx, r: r, st: st, base: st.CachedInfo().State.LastSeq})
 	if err != nil {
-		return nil, fmt.Errorf("follow: snapshot: storing in bucket %s: %w", bucket, err)
+		return nil, fmt.Errorf("follow: snapshot: storing %d bytes in bucket %s%s: %w", size, bucket, storageLimit(ctx, js, bucket, err), err)
 	}
 	return info, nil
+}
+
+// Upload pacing. ObjectStore.Put publishes every chunk asynchronously
+// and fails ("stalled with too many outstanding async published
+// messages") when 4000 chunks (500 MiB) are unacknowledged for 200 ms,
+// which a snapshot of more than 500 MiB reaches whenever the server
+// stores more slowly than the client sends. pacedReader keeps at most
+// uploadWindow chunks in flight.
+const (
+	uploadChunk  = 128 << 10 // bytes per chunk (the object store's default)
+	uploadWindow = 1024      // chunks in flight at most (128 MiB)
+	uploadCheck  = 256       // chunks between two looks at the stream
+)
+
+// pacedReader reads r for ObjectStore.Put: every uploadCheck chunks it
+// waits until the bucket's stream st holds all but uploadWindow of the
+// chunks read so far (its last sequence beyond base, the last sequence
+// before the upload; another writer's messages only end a wait sooner).
+type pacedReader struct {
+	ctx  context.Context
+	r    io.Reader
+	st   jetstream.Stream
+	base uint64
+	n    int64 // bytes read
+	next int64 // chunk count at the next look
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	if chunks := p.n / uploadChunk; chunks >= p.next {
+		for {
+			info, err := p.st.Info(p.ctx)
+			if err != nil {
+				return 0, fmt.Errorf("follow: snapshot: pacing the upload: %w", err)
+			}
+			if stored := int64(info.State.LastSeq - min(info.State.LastSeq, p.base)); stored+uploadWindow >= chunks {
+				break
+			}
+			select {
+			case <-p.ctx.Done():
+				return 0, p.ctx.Err()
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		p.next = chunks + uploadCheck
+	}
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	return n, err
+}
+
+// storageLimit explains a JetStream storage refusal (maximum bytes
+// exceeded, insufficient storage): the bucket's max_bytes, and that the
+// account's and the server's limits apply too; "" for other errors.
+func storageLimit(ctx context.Context, js jetstream.JetStream, bucket string, err error) string {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) || (apiErr.ErrorCode != 10077 && apiErr.ErrorCode != 10047 && apiErr.ErrorCode != 10023) {
+		return ""
+	}
+	limit := "unknown"
+	if st, err := js.Stream(ctx, "OBJ_"+bucket); err == nil {
+		limit = strconv.FormatInt(st.CachedInfo().Config.MaxBytes, 10)
+	}
+	return fmt.Sprintf(" (a JetStream storage limit was hit: the bucket's max_bytes is %s, -1 for none; the account's and the server's storage limits apply too)", limit)
 }
 
 // publishedPosition returns the position recorded with stream's newest
@@ -214,57 +285,77 @@ func publishedPosition(ctx context.Context, js jetstream.JetStream, bucket, stre
 	return p, nil
 }
 
-// getSnapshot downloads stream's newest snapshot from bucket. It returns
-// ErrNoSnapshot if the bucket or the object does not exist,
-// ErrSnapshotTooLarge (before reading) if the object is larger than
-// maxBytes, ErrSnapshotChecksum if the bytes do not match the object's
-// SHA-256 digest, ErrSnapshotTruncated if fewer bytes than its size
-// arrived. The bytes are not decoded: restore validates them. Cost: one
-// download; memory: the object's size.
-func getSnapshot(ctx context.Context, js jetstream.JetStream, bucket, stream string, maxBytes int64) ([]byte, error) {
+// getSnapshot opens stream's newest snapshot in bucket for reading and
+// returns the reader and the object's size. It returns ErrNoSnapshot if
+// the bucket or the object does not exist, ErrSnapshotTooLarge (before
+// reading) if the object is larger than maxBytes. The reader checks, at
+// the end, the object's SHA-256 digest (ErrSnapshotChecksum) and its size
+// (ErrSnapshotTruncated); the bytes are not decoded (snapReader does).
+// Close it when done. Cost: one download, streamed.
+func getSnapshot(ctx context.Context, js jetstream.JetStream, bucket, stream string, maxBytes int64) (io.ReadCloser, int64, error) {
 	obs, err := js.ObjectStore(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return nil, fmt.Errorf("%w: no bucket %s", ErrNoSnapshot, bucket)
+		return nil, 0, fmt.Errorf("%w: no bucket %s", ErrNoSnapshot, bucket)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("follow: snapshot: bucket %s: %w", bucket, err)
+		return nil, 0, fmt.Errorf("follow: snapshot: bucket %s: %w", bucket, err)
 	}
 	res, err := obs.Get(ctx, snapshotObjectName(stream))
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil, fmt.Errorf("%w: bucket %s holds no snapshot of stream %s", ErrNoSnapshot, bucket, stream)
+		return nil, 0, fmt.Errorf("%w: bucket %s holds no snapshot of stream %s", ErrNoSnapshot, bucket, stream)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("follow: snapshot: reading from bucket %s: %w", bucket, err)
+		return nil, 0, fmt.Errorf("follow: snapshot: reading from bucket %s: %w", bucket, err)
 	}
-	defer res.Close()
 	info, err := res.Info()
 	if err != nil {
-		return nil, fmt.Errorf("follow: snapshot: reading from bucket %s: %w", bucket, err)
+		res.Close()
+		return nil, 0, fmt.Errorf("follow: snapshot: reading from bucket %s: %w", bucket, err)
 	}
 	if info.Size > uint64(maxBytes) {
-		return nil, fmt.Errorf("%w: the object has %d bytes, snapshot.max_bytes is %d", ErrSnapshotTooLarge, info.Size, maxBytes)
+		res.Close()
+		return nil, 0, fmt.Errorf("%w: the object has %d bytes, snapshot.max_bytes is %d", ErrSnapshotTooLarge, info.Size, maxBytes)
 	}
 	want, err := jetstream.DecodeObjectDigest(info.Digest)
 	if err != nil || len(want) != sha256.Size {
-		return nil, fmt.Errorf("%w: the object has no valid SHA-256 digest", ErrSnapshotChecksum)
+		res.Close()
+		return nil, 0, fmt.Errorf("%w: the object has no valid SHA-256 digest", ErrSnapshotChecksum)
 	}
-	// Read one byte more than the size: the reader checks the digest
-	// when it reaches the end.
-	data, err := io.ReadAll(io.LimitReader(res, int64(info.Size)+1))
-	if errors.Is(err, jetstream.ErrDigestMismatch) {
-		return nil, fmt.Errorf("%w: the object's SHA-256 digest does not match its bytes", ErrSnapshotChecksum)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("follow: snapshot: reading from bucket %s: %w", bucket, err)
-	}
-	if uint64(len(data)) != info.Size {
-		return nil, fmt.Errorf("%w: %d of the object's %d bytes arrived", ErrSnapshotTruncated, len(data), info.Size)
-	}
-	if got := sha256.Sum256(data); !bytes.Equal(got[:], want) {
-		return nil, fmt.Errorf("%w: the object's SHA-256 digest does not match its bytes", ErrSnapshotChecksum)
-	}
-	return data, nil
+	return &digestReader{res: res, h: sha256.New(), want: want, size: int64(info.Size), bucket: bucket}, int64(info.Size), nil
 }
+
+// digestReader reads an object and, at its end, checks its size and
+// SHA-256 digest (the object store's reader checks the digest too; this
+// one does not depend on it).
+type digestReader struct {
+	res    jetstream.ObjectResult
+	h      hash.Hash
+	want   []byte
+	size   int64
+	n      int64
+	bucket string
+}
+
+func (d *digestReader) Read(p []byte) (int, error) {
+	n, err := d.res.Read(p)
+	d.h.Write(p[:n])
+	d.n += int64(n)
+	switch {
+	case errors.Is(err, jetstream.ErrDigestMismatch):
+		return n, fmt.Errorf("%w: the object's SHA-256 digest does not match its bytes", ErrSnapshotChecksum)
+	case d.n > d.size:
+		return n, fmt.Errorf("%w: more than the object's %d bytes arrived", ErrSnapshotCorrupt, d.size)
+	case errors.Is(err, io.EOF) && d.n < d.size:
+		return n, fmt.Errorf("%w: %d of the object's %d bytes arrived", ErrSnapshotTruncated, d.n, d.size)
+	case errors.Is(err, io.EOF) && !bytes.Equal(d.h.Sum(nil), d.want):
+		return n, fmt.Errorf("%w: the object's SHA-256 digest does not match its bytes", ErrSnapshotChecksum)
+	case err != nil && !errors.Is(err, io.EOF):
+		return n, fmt.Errorf("follow: snapshot: reading from bucket %s: %w", d.bucket, err)
+	}
+	return n, err
+}
+
+func (d *digestReader) Close() error { return d.res.Close() }
 
 // snapKeys lists the followed keys for capture and restore.
 func (f *Follower) snapKeys() []keyInfo {
@@ -286,8 +377,8 @@ func (f *Follower) snapKeys() []keyInfo {
 // stream was recreated). Errors: readPositionKey's, capture's,
 // ErrSnapshotTooLarge (over sc.MaxBytes), NATS errors; nothing changes
 // locally either way, so the caller logs and retries at the next interval.
-// Cost: one SCANDUMP per chunk of every followed key, the encoded
-// snapshot in memory, one upload.
+// Cost: one SCANDUMP per chunk of every followed key, written to a
+// temporary file (memory: one chunk), one upload streamed from it.
 func (f *Follower) publishSnapshot(ctx context.Context, sc *SnapshotConfig) error {
 	upload, err := f.captureSnapshot(ctx, sc)
 	if err != nil || upload == nil {
@@ -298,10 +389,13 @@ func (f *Follower) publishSnapshot(ctx context.Context, sc *SnapshotConfig) erro
 
 // captureSnapshot is publishSnapshot's first half, run on the follower's
 // goroutine (the keys and the position do not move meanwhile). It touches
-// only the local key space (no NATS request, so a slow or lost NATS reply
-// cannot stop the follower from applying) and returns the upload to run
-// next, on any goroutine, and the position captured; nil when there is no
-// position yet.
+// only the local key space and a temporary file (no NATS request, so a
+// slow or lost NATS reply cannot stop the follower from applying): it
+// writes the snapshot record by record to an unlinked temporary file in
+// sc.spoolDir (the data directory; disk: the snapshot's size, memory: one
+// chunk) and returns the upload to run next, on any goroutine, which
+// streams the file into the object store and closes it; nil when there
+// is no position yet.
 func (f *Follower) captureSnapshot(ctx context.Context, sc *SnapshotConfig) (func(context.Context) error, error) {
 	if f.js == nil {
 		return nil, errors.New("follow: snapshot: not connected to NATS")
@@ -310,18 +404,24 @@ func (f *Follower) captureSnapshot(ctx context.Context, sc *SnapshotConfig) (fun
 	if err != nil || !ok || pos == 0 {
 		return nil, err
 	}
-	r := newTableRunner(f.d.Table, f.d.Store, f.d.Config, f.d.Server)
-	data, err := capture(r.run, f.cfg.Stream, f.snapKeys(), pos)
+	spool, err := os.CreateTemp(sc.spoolDir, "probly-follow-snapshot-*")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("follow: snapshot: creating the temporary file: %w", err)
 	}
-	if int64(len(data)) > sc.MaxBytes {
-		return nil, fmt.Errorf("%w: %d bytes, snapshot.max_bytes is %d", ErrSnapshotTooLarge, len(data), sc.MaxBytes)
+	// Unlinked at once: the space is freed when the upload closes it,
+	// also after a crash (where the system allows removing an open file).
+	_ = os.Remove(spool.Name())
+	r := newTableRunner(f.d.Table, f.d.Store, f.d.Config, f.d.Server)
+	size, err := captureTo(r.run, &limitWriter{w: spool, max: sc.MaxBytes}, f.cfg.Stream, f.snapKeys(), pos)
+	if err != nil {
+		spool.Close()
+		return nil, err
 	}
 	// The upload: skipped if the bucket already holds a snapshot at the
 	// same or a later position that still fits the stream.
 	return func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, uploadTimeout(len(data)))
+		defer spool.Close()
+		ctx, cancel := context.WithTimeout(ctx, uploadTimeout(size))
 		defer cancel()
 		if newest, err := publishedPosition(ctx, f.js, sc.Bucket, f.cfg.Stream); err == nil && newest >= pos {
 			st, err := f.js.Stream(ctx, f.cfg.Stream)
@@ -332,10 +432,29 @@ func (f *Follower) captureSnapshot(ctx context.Context, sc *SnapshotConfig) (fun
 				return nil
 			}
 		}
-		_, err := putSnapshot(ctx, f.js, sc.Bucket, sc.Replicas, f.cfg.Stream, data)
+		_, err := putSnapshot(ctx, f.js, sc.Bucket, sc.Replicas, f.cfg.Stream, pos, size, io.NewSectionReader(spool, 0, size))
 		return err
 	}, nil
 }
+
+// limitWriter writes to w and fails with ErrSnapshotTooLarge once more
+// than max bytes were written (snapshot.max_bytes).
+type limitWriter struct {
+	w   io.Writer
+	n   int64
+	max int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n += int64(len(p)); l.n > l.max {
+		return 0, fmt.Errorf("%w: the snapshot exceeds snapshot.max_bytes (%d bytes)", ErrSnapshotTooLarge, l.max)
+	}
+	return l.w.Write(p)
+}
+
+// errBootstrapTimeout: a bootstrap took longer than its bound; it wraps
+// context.DeadlineExceeded, so the caller retries it as transient.
+var errBootstrapTimeout = fmt.Errorf("follow: snapshot: loading took longer than 30 s plus 1 s per 4 MiB: %w", context.DeadlineExceeded)
 
 // bootstrap loads the newest snapshot of the stream from sc.Bucket into an
 // empty replica and returns its position: the follower then delivers from
@@ -350,14 +469,21 @@ func (f *Follower) captureSnapshot(ctx context.Context, sc *SnapshotConfig) (fun
 // an error from Deps.Wait (the AOF is not durable) leaves the loaded keys
 // in memory: Start should then fail, as for any AOF failure. Refusals
 // before anything is loaded: getSnapshot's (ErrSnapshotTooLarge,
-// ErrSnapshotChecksum, …), decodeSnapshot's, ErrSnapshotStream (another
+// ErrSnapshotChecksum, …), the header's (newSnapReader), ErrSnapshotStream (another
 // stream; a missing stream; a position beyond the stream's last sequence,
 // as when the stream was recreated; or before its first, when retention
 // removed messages after the snapshot), ErrSnapshotKeys. NATS errors that
 // pass (transient reports which) are returned wrapped, for the caller to
 // retry. The caller may log the error and
-// fall back to replaying the stream. Cost: one download (memory: the
-// object), decoding, one command per chunk, one Wait.
+// fall back to replaying the stream. A snapshot damaged after its header
+// (checksum, truncation, structure) is refused as it is read, and the
+// keys loaded so far are deleted again (restoreFrom). The whole load is
+// bounded by 30 s until the object's size is known, then by 30 s plus the
+// transfer at 4 MiB/s (uploadTimeout); past it, errBootstrapTimeout
+// (transient: retried). Cost: one download,
+// streamed and decoded record by record (memory: one record; a version 2
+// record is one chunk of at most 16 MiB), one command per chunk, one
+// Wait.
 func (f *Follower) bootstrap(ctx context.Context, sc *SnapshotConfig) (loaded bool, pos uint64, err error) {
 	if sc.Bootstrap != nil && !*sc.Bootstrap {
 		return false, 0, nil
@@ -365,19 +491,31 @@ func (f *Follower) bootstrap(ctx context.Context, sc *SnapshotConfig) (loaded bo
 	if f.js == nil {
 		return false, 0, errors.New("follow: snapshot: not connected to NATS")
 	}
-	ictx, cancel := context.WithTimeout(ctx, snapshotIOTimeout)
-	defer cancel()
-	data, err := getSnapshot(ictx, f.js, sc.Bucket, f.cfg.Stream, sc.MaxBytes)
+	// The bound: snapshotIOTimeout until the size is known, then the
+	// transfer at the slowest rate accepted (as an upload) on top.
+	ictx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(snapshotIOTimeout, func() { cancel(errBootstrapTimeout) })
+	defer timer.Stop()
+	defer func() {
+		if err != nil && errors.Is(context.Cause(ictx), errBootstrapTimeout) {
+			err = fmt.Errorf("%w (%w)", errBootstrapTimeout, err)
+		}
+	}()
+	obj, size, err := getSnapshot(ictx, f.js, sc.Bucket, f.cfg.Stream, sc.MaxBytes)
 	if errors.Is(err, ErrNoSnapshot) {
 		return false, 0, nil
 	}
 	if err != nil {
 		return false, 0, err
 	}
-	h, _, _, err := snapHeader(data)
+	timer.Reset(snapshotIOTimeout + uploadTimeout(size))
+	defer obj.Close()
+	d, err := newSnapReader(obj, size)
 	if err != nil {
 		return false, 0, err
 	}
+	h := d.hdr
 	st, err := f.js.Stream(ictx, f.cfg.Stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return false, 0, fmt.Errorf("%w: stream %s: %w", ErrSnapshotStream, f.cfg.Stream, err)
@@ -397,7 +535,7 @@ func (f *Follower) bootstrap(ctx context.Context, sc *SnapshotConfig) (loaded bo
 			ErrSnapshotStream, h.position, state.FirstSeq)
 	}
 	r := newTableRunner(f.d.Table, f.d.Store, f.d.Config, f.d.Server)
-	pos, err = restore(r.run, data, f.cfg.Stream, f.snapKeys(), f.cfg.PositionKey)
+	pos, err = restoreFrom(r.run, d, f.cfg.Stream, f.snapKeys(), f.cfg.PositionKey)
 	if err != nil {
 		return false, 0, err
 	}

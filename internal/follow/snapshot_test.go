@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -292,7 +293,22 @@ func TestSnapshotDecodeCorruption(t *testing.T) {
 			t.Fatalf("truncated to %d: %v", n, err)
 		}
 	}
-	if _, err := decodeSnapshot(append(bytes.Clone(data), 0)); !errors.Is(err, ErrSnapshotCorrupt) && !errors.Is(err, ErrSnapshotChecksum) {
+	// The size places the trailer: a byte more shifts it.
+	if _, err := decodeSnapshot(append(bytes.Clone(data), 0)); !isNamed(err) {
+		t.Fatalf("a byte after the trailer: %v", err)
+	}
+	// A stream longer than the size it was announced with.
+	d, err := newSnapReader(bytes.NewReader(append(bytes.Clone(data), 0)), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, _, ok, e := d.next()
+		if err = e; !ok && e == nil {
+			t.Fatal("a byte after the trailer was accepted")
+		}
+	}
+	if !errors.Is(err, ErrSnapshotCorrupt) {
 		t.Fatalf("a byte after the trailer: %v", err)
 	}
 }
@@ -330,19 +346,64 @@ func TestSnapshotDecodeStructure(t *testing.T) {
 	if _, err := decodeSnapshot(dup); !errors.Is(err, ErrSnapshotCorrupt) {
 		t.Errorf("duplicate key: %v", err)
 	}
-	// A huge record count is refused before anything is allocated.
+	// Version 2: the header's count is 0 (the trailer counts).
 	b := one(snapRecord{kind: snapKindPF, key: []byte("kkkkkk"), chunks: []snapChunk{ch(0, "")}})
+	binary.LittleEndian.PutUint64(b[28:], 1)
+	binary.LittleEndian.PutUint32(b[snapFixedHeader+1:], snapCRC(b[:snapFixedHeader+1]))
+	if _, err := decodeSnapshot(b); !errors.Is(err, ErrSnapshotCorrupt) {
+		t.Errorf("version 2, count 1: %v", err)
+	}
+	// Version 1: a huge record count is refused before anything is
+	// allocated.
+	b, _ = hex.DecodeString(snapVectorV1)
 	binary.LittleEndian.PutUint64(b[28:], 1<<60)
 	binary.LittleEndian.PutUint32(b[snapFixedHeader+1:], snapCRC(b[:snapFixedHeader+1]))
 	if _, err := decodeSnapshot(b); !errors.Is(err, ErrSnapshotTruncated) {
 		t.Errorf("count 2^60: %v", err)
+	}
+	// Version 2: one key's records are consecutive, one chunk each.
+	two := func(a, b snapRecord) []byte {
+		var buf bytes.Buffer
+		e, err := newSnapEncoder(&buf, "S", 1, time.Time{})
+		if err == nil {
+			err = e.record(a.kind, a.key, a.chunks)
+		}
+		if err == nil {
+			err = e.record(b.kind, b.key, b.chunks)
+		}
+		if _, ferr := e.finish(); err != nil || ferr != nil {
+			t.Fatal(err, ferr)
+		}
+		return buf.Bytes()
+	}
+	k, o := []byte("kkkkkk"), []byte("oooooo")
+	for name, b := range map[string][]byte{
+		"two chunks in a record": two(snapRecord{snapKindBF, k, []snapChunk{ch(1, "x"), ch(2, "y")}}, snapRecord{snapKindPF, o, []snapChunk{ch(0, "v")}}),
+		"continuation, iterator": two(snapRecord{snapKindBF, k, []snapChunk{ch(3, "x")}}, snapRecord{snapKindBF, k, []snapChunk{ch(2, "y")}}),
+		"continuation, kind":     two(snapRecord{snapKindBF, k, []snapChunk{ch(1, "x")}}, snapRecord{snapKindCF, k, []snapChunk{ch(2, "y")}}),
+		"pf continued":           two(snapRecord{snapKindPF, k, []snapChunk{ch(0, "x")}}, snapRecord{snapKindPF, k, []snapChunk{ch(0, "y")}}),
+	} {
+		if _, err := decodeSnapshot(b); !errors.Is(err, ErrSnapshotCorrupt) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	s, err := decodeSnapshot(two(snapRecord{snapKindBF, k, []snapChunk{ch(1, "x")}}, snapRecord{snapKindBF, k, []snapChunk{ch(9, "y")}}))
+	if err != nil || len(s.records) != 1 || len(s.records[0].chunks) != 2 || string(s.records[0].chunks[1].data) != "y" {
+		t.Errorf("a continued key: %v %+v", err, s)
 	}
 }
 
 // snapVector is the test vector of docs/FORMATS.md ("Follower snapshot"):
 // stream "S", position 5, time 1700000000 s, one pf record for key "h"
 // whose value is "v".
-const snapVector = "5052424c5946534e01000000050000000000000000002a36fe9c971701000000000000000100" +
+const snapVector = "5052424c5946534e02000000050000000000000000002a36fe9c971700000000000000000100" +
+	"53" + "e5dc8e8e" +
+	"0700000000000000" + "6e214b9c" + "030168010001" + "76" +
+	"5052424c5946454e0100000000000000" + "070a20af"
+
+// snapVectorV1 is the same snapshot in format version 1 (header count 1),
+// as published before: still read.
+const snapVectorV1 = "5052424c5946534e01000000050000000000000000002a36fe9c971701000000000000000100" +
 	"53" + "b38a1690" +
 	"0700000000000000" + "6e214b9c" + "030168010001" + "76" +
 	"5052424c5946454e0100000000000000" + "070a20af"
@@ -359,6 +420,16 @@ func TestSnapshotVector(t *testing.T) {
 	s, err := decodeSnapshot(b)
 	if err != nil || s.position != 5 || s.stream != "S" || string(s.records[0].chunks[0].data) != "v" {
 		t.Fatalf("decoding the vector: %v %+v", err, s)
+	}
+	v1, _ := hex.DecodeString(snapVectorV1)
+	s1, err := decodeSnapshot(v1)
+	if err != nil || s1.version != 1 || s1.position != 5 || s1.stream != "S" || len(s1.records) != 1 ||
+		string(s1.records[0].key) != "h" || string(s1.records[0].chunks[0].data) != "v" {
+		t.Fatalf("decoding the version 1 vector: %v %+v", err, s1)
+	}
+	n := newSnapNode(t)
+	if pos, err := restore(n.r.run, v1, "S", []keyInfo{{"h", "pf"}}, "pos"); err != nil || pos != 5 || n.do("GET", "h") != "$1\r\nv\r\n" {
+		t.Fatalf("restoring the version 1 vector: %d %v %q", pos, err, n.do("GET", "h"))
 	}
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "FORMATS.md"))
 	if err != nil {
@@ -387,15 +458,16 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	}
 	f.Add(data)
 	f.Add(data[:len(data)/2])
+	v1, _ := hex.DecodeString(snapVectorV1)
+	f.Add(v1)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := decodeSnapshot(b)
 		if err != nil {
 			return
 		}
-		// What decodes re-encodes to the same bytes, and restoring it
-		// never panics.
-		again, err := encodeSnapshot(s)
-		if err != nil || !bytes.Equal(again, b) {
+		// What decodes re-encodes to the same bytes (version 2, the
+		// one written), and restoring it never panics.
+		if again, err := encodeSnapshot(s); s.version == 2 && (err != nil || !bytes.Equal(again, b)) {
 			t.Fatalf("decoded snapshot re-encodes differently (err %v)", err)
 		}
 		keys := make([]keyInfo, 0, len(s.records))
@@ -441,6 +513,25 @@ func startJS(t *testing.T) jetstream.JetStream {
 	return js
 }
 
+// getBytes reads stream's newest snapshot whole (getSnapshot's reader).
+func getBytes(ctx context.Context, js jetstream.JetStream, bucket, stream string, maxBytes int64) ([]byte, error) {
+	r, _, err := getSnapshot(ctx, js, bucket, stream, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// putBytes stores the snapshot data (position from its header).
+func putBytes(ctx context.Context, js jetstream.JetStream, bucket, stream string, data []byte) (*jetstream.ObjectInfo, error) {
+	s, err := decodeSnapshot(data)
+	if err != nil {
+		return nil, err
+	}
+	return putSnapshot(ctx, js, bucket, 1, stream, s.position, int64(len(data)), bytes.NewReader(data))
+}
+
 func TestSnapshotObjectStore(t *testing.T) {
 	ctx := context.Background()
 	js := startJS(t)
@@ -450,29 +541,23 @@ func TestSnapshotObjectStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := getSnapshot(ctx, js, "snaps", "USERS", 1<<30); !errors.Is(err, ErrNoSnapshot) {
+	if _, err := getBytes(ctx, js, "snaps", "USERS", 1<<30); !errors.Is(err, ErrNoSnapshot) {
 		t.Fatalf("no bucket: %v", err)
 	}
 	if _, err := publishedPosition(ctx, js, "snaps", "USERS"); !errors.Is(err, ErrNoSnapshot) {
 		t.Fatalf("no bucket: %v", err)
 	}
-	if _, err := putSnapshot(ctx, js, "snaps", 1, "ORDERS", data); !errors.Is(err, ErrSnapshotStream) {
-		t.Fatalf("put under another stream: %v", err)
-	}
-	if _, err := putSnapshot(ctx, js, "snaps", 1, "USERS", []byte("not a snapshot")); !errors.Is(err, ErrSnapshotMagic) {
-		t.Fatalf("put garbage: %v", err)
-	}
-	info, err := putSnapshot(ctx, js, "snaps", 1, "USERS", data)
+	info, err := putBytes(ctx, js, "snaps", "USERS", data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.Size != uint64(len(data)) || info.Metadata[metaPosition] != "42" {
 		t.Fatalf("object info: size %d, metadata %v", info.Size, info.Metadata)
 	}
-	if _, err := getSnapshot(ctx, js, "snaps", "ORDERS", 1<<30); !errors.Is(err, ErrNoSnapshot) {
+	if _, err := getBytes(ctx, js, "snaps", "ORDERS", 1<<30); !errors.Is(err, ErrNoSnapshot) {
 		t.Fatalf("no object: %v", err)
 	}
-	got, err := getSnapshot(ctx, js, "snaps", "USERS", 1<<30)
+	got, err := getBytes(ctx, js, "snaps", "USERS", 1<<30)
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("get: %v (%d bytes, put %d)", err, len(got), len(data))
 	}
@@ -491,10 +576,10 @@ func TestSnapshotObjectStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := putSnapshot(ctx, js, "snaps", 1, "USERS", data2); err != nil {
+	if _, err := putBytes(ctx, js, "snaps", "USERS", data2); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := getSnapshot(ctx, js, "snaps", "USERS", 1<<30); err != nil || !bytes.Equal(got, data2) {
+	if got, err := getBytes(ctx, js, "snaps", "USERS", 1<<30); err != nil || !bytes.Equal(got, data2) {
 		t.Fatalf("get after replace: %v", err)
 	}
 	if p, err := publishedPosition(ctx, js, "snaps", "USERS"); err != nil || p != 43 {
@@ -502,10 +587,10 @@ func TestSnapshotObjectStore(t *testing.T) {
 	}
 
 	// Size limit: refused before reading.
-	if _, err := getSnapshot(ctx, js, "snaps", "USERS", int64(len(data2)-1)); !errors.Is(err, ErrSnapshotTooLarge) {
+	if _, err := getBytes(ctx, js, "snaps", "USERS", int64(len(data2)-1)); !errors.Is(err, ErrSnapshotTooLarge) {
 		t.Fatalf("size limit: %v", err)
 	}
-	if _, err := getSnapshot(ctx, js, "snaps", "USERS", int64(len(data2))); err != nil {
+	if _, err := getBytes(ctx, js, "snaps", "USERS", int64(len(data2))); err != nil {
 		t.Fatalf("exactly at the size limit: %v", err)
 	}
 }
@@ -544,7 +629,7 @@ func TestSnapshotCorruptObject(t *testing.T) {
 	if _, err := js.Publish(ctx, chunks, tampered); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := getSnapshot(ctx, js, "snaps", "USERS", 1<<30); !errors.Is(err, ErrSnapshotChecksum) {
+	if _, err := getBytes(ctx, js, "snaps", "USERS", 1<<30); !errors.Is(err, ErrSnapshotChecksum) {
 		t.Fatalf("tampered chunk: %v", err)
 	}
 
@@ -553,7 +638,7 @@ func TestSnapshotCorruptObject(t *testing.T) {
 	if _, err := obs.PutBytes(ctx, snapshotObjectName("USERS"), tampered); err != nil {
 		t.Fatal(err)
 	}
-	got, err := getSnapshot(ctx, js, "snaps", "USERS", 1<<30)
+	got, err := getBytes(ctx, js, "snaps", "USERS", 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -697,6 +782,10 @@ func TestPublishAndBootstrap(t *testing.T) {
 func TestUploadTimeout(t *testing.T) {
 	if d := uploadTimeout(1 << 20); d > 15*time.Second {
 		t.Errorf("1 MiB snapshot: upload bound %v, want ≤ 15 s", d)
+	}
+	// A bootstrap past its bound is retried (transient), not given up.
+	if !transient(fmt.Errorf("follow: snapshot: … (%w)", errBootstrapTimeout)) {
+		t.Error("a bootstrap timeout is not transient")
 	}
 	if d := uploadTimeout(DefaultSnapshotMaxBytes); d < time.Duration(DefaultSnapshotMaxBytes/snapshotMinRate)*time.Second {
 		t.Errorf("1 GiB snapshot: upload bound %v is below its transfer time at %d B/s", d, snapshotMinRate)
