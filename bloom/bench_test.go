@@ -167,3 +167,26 @@ func BenchmarkClassicTestMany(b *testing.B) {
 }
 
 var benchSink int
+
+// BenchmarkScalableAddLarge adds new items (pseudo-random hash pairs) to
+// the chain of BF.RESERVE bf 0.01 10000000 (one 12 MB sub-filter: larger
+// than L2), as the server's BF.ADD does.
+func BenchmarkScalableAddLarge(b *testing.B) {
+	s, err := NewScalableWithConfig(ScalableConfig{Capacity: 10_000_000, ErrorRate: 0.01, Growth: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := uint64(0x9e3779b97f4a7c15)
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		if n++; n == 9_000_000 { // stay below capacity: one sub-filter
+			s.Reset()
+			n = 0
+		}
+		_, _ = s.TestAndAddHash(x, x*0xff51afd7ed558ccd|1)
+	}
+}

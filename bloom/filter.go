@@ -305,6 +305,17 @@ func (f *Filter) addHash(h1, h2 uint64) bool {
 	return false
 }
 
+// addHashExclusive is addHash with plain loads and stores, for a caller
+// that owns f exclusively (a Scalable's add, which its callers lock): the
+// k cache misses overlap, where each atomic OR would wait for its own.
+func (f *Filter) addHashExclusive(h1, h2 uint64) bool {
+	if f.setBitsExclusive(h1, h2) {
+		f.n.Store(f.n.Load() + 1)
+		return true
+	}
+	return false
+}
+
 // setBits sets the k bits of (h1, h2) and reports whether any was new.
 func (f *Filter) setBits(h1, h2 uint64) bool {
 	b, m := f.bits, f.m

@@ -286,8 +286,9 @@ func (s *Scalable) TestAndAddHash(h1, h2 uint64) (present bool, err error) {
 // Cost: up to Σ k probes, plus an allocation when a sub-filter is added.
 // A single sub-filter that is not full is tested and set in one pass of k
 // probes (Filter.addHash is a test-and-set); a chain is tested link by
-// link, newest first, then the newest sub-filter is set. Not safe for
-// concurrent use.
+// link, newest first, then the newest sub-filter is set, with plain
+// stores (the caller locks: not safe for concurrent use), so the k cache
+// misses of a large sub-filter overlap.
 func (s *Scalable) addHash(h1, h2 uint64) (added bool, err error) {
 	if len(s.links) == 0 {
 		zeroPanic(zeroScalable)
@@ -297,7 +298,7 @@ func (s *Scalable) addHash(h1, h2 uint64) (added bool, err error) {
 	if len(s.links) == 1 && room {
 		// Steps 1 and 3 in one pass: the item is present iff all k bits
 		// were set before (addHash reports false and changes nothing).
-		return last.Filter.addHash(h1, h2), nil
+		return last.Filter.addHashExclusive(h1, h2), nil
 	}
 	for i := len(s.links) - 1; i >= 0; i-- {
 		if s.links[i].Filter.TestHash(h1, h2) {
@@ -320,7 +321,7 @@ func (s *Scalable) addHash(h1, h2 uint64) (added bool, err error) {
 		s.bytes += l.Filter.sizeBytes()
 		last = &s.links[len(s.links)-1]
 	}
-	return last.Filter.addHash(h1, h2), nil
+	return last.Filter.addHashExclusive(h1, h2), nil
 }
 
 // Reset empties s: the sub-filters added by growth are dropped and the
