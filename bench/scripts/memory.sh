@@ -23,7 +23,11 @@
 #           hll:<random of 2000> <random>
 #   redis   SETRANGE bf, GETRANGE bf, SETRANGE cf, PFADD hll:<random> <random>
 # Every 250 ms the script samples each server's RSS (/proc/PID/status) and
-# INFO used_memory. CSV: server,phase,t_s,rss_bytes,used_memory.
+# INFO used_memory. CSV: server,phase,t_s,rss_bytes,used_memory,rss_anon_bytes.
+# rss_anon_bytes is RssAnon (/proc/PID/status): RSS without the file-backed
+# pages, of which probly's are mostly its own binary's (about 15 MiB of a
+# 38 MB executable, touched by package initialisation: clean pages the
+# kernel can drop and read again; redis-server's binary is about 2 MB).
 # PROBLY=/path/to/probly measures another binary instead of building.
 # SCALE=k (default 1) multiplies both filters' capacity and items by k
 # (the HyperLogLogs stay 2,000): the fixed part of the process's memory
@@ -45,12 +49,13 @@ PPID2=$SPID
 wait_ping 17491 17492
 
 rss() { awk '/^VmRSS:/ {print $2 * 1024}' "/proc/$1/status"; }
+anon() { awk '/^RssAnon:/ {print $2 * 1024}' "/proc/$1/status"; }
 used() { redis-cli -p "$1" INFO memory | tr -d '\r' | awk -F: '$1 == "used_memory" {print $2}'; }
 sample() { # sample NAME PID PORT PHASE T
-	echo "$1,$4,$5,$(rss "$2"),$(used "$3")" | tee -a "$TMP/mem.csv"
+	echo "$1,$4,$5,$(rss "$2"),$(used "$3"),$(anon "$2")" | tee -a "$TMP/mem.csv"
 }
 
-echo "server,phase,t_s,rss_bytes,used_memory" | tee "$TMP/mem.csv"
+echo "server,phase,t_s,rss_bytes,used_memory,rss_anon_bytes" | tee "$TMP/mem.csv"
 sample redis "$RPID" 17491 empty 0
 sample probly "$PPID2" 17492 empty 0
 
@@ -138,5 +143,8 @@ for s in ('probly', 'redis'):
           f"(RSS/used {int(se['rss_bytes'])/int(se['used_memory']):.2f}); under load RSS/used max {max(ratio):.2f} "
           f"min {min(ratio):.2f} over {len(ratio)} samples; RSS peak {peak/M:.1f} MiB; growth {g[s]/M:.1f} MiB; "
           f"(RSS peak - empty RSS) / used {g[s]/int(l['used_memory']):.2f}")
+    anon = [int(x['rss_anon_bytes']) / int(x['used_memory']) for x in under]
+    print(f"{s}: anonymous RSS empty {int(e['rss_anon_bytes'])/M:.1f} MiB; under load RssAnon/used max {max(anon):.2f} "
+          f"min {min(anon):.2f}")
 print(f"RSS growth probly / redis: {g['probly']/g['redis']:.2f}")
 PY
