@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -300,28 +301,48 @@ func getSnapshot(ctx context.Context, js jetstream.JetStream, bucket, stream str
 	if err != nil {
 		return nil, 0, fmt.Errorf("follow: snapshot: bucket %s: %w", bucket, err)
 	}
-	res, err := obs.Get(ctx, snapshotObjectName(stream))
+	name := snapshotObjectName(stream)
+	meta, err := obs.GetInfo(ctx, name)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, 0, fmt.Errorf("%w: bucket %s holds no snapshot of stream %s", ErrNoSnapshot, bucket, stream)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("follow: snapshot: reading from bucket %s: %w", bucket, err)
 	}
-	info, err := res.Info()
+	if meta.Size > uint64(maxBytes) {
+		return nil, 0, fmt.Errorf("%w: the object has %d bytes, snapshot.max_bytes is %d", ErrSnapshotTooLarge, meta.Size, maxBytes)
+	}
+	// The object store bounds a download whose context has no deadline by
+	// the client's default timeout (5 s) for the whole object, which a
+	// large snapshot or a loaded machine exceeds: give it the bound of a
+	// transfer at the slowest rate accepted instead (as uploads have).
+	gctx, cancel := context.WithTimeout(ctx, snapshotIOTimeout+uploadTimeout(int64(min(meta.Size, math.MaxInt64))))
+	res, err := obs.Get(gctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		cancel()
+		return nil, 0, fmt.Errorf("%w: bucket %s holds no snapshot of stream %s", ErrNoSnapshot, bucket, stream)
+	}
 	if err != nil {
-		res.Close()
+		cancel()
 		return nil, 0, fmt.Errorf("follow: snapshot: reading from bucket %s: %w", bucket, err)
 	}
-	if info.Size > uint64(maxBytes) {
+	fail := func(err error) (io.ReadCloser, int64, error) {
 		res.Close()
-		return nil, 0, fmt.Errorf("%w: the object has %d bytes, snapshot.max_bytes is %d", ErrSnapshotTooLarge, info.Size, maxBytes)
+		cancel()
+		return nil, 0, err
+	}
+	info, err := res.Info()
+	if err != nil {
+		return fail(fmt.Errorf("follow: snapshot: reading from bucket %s: %w", bucket, err))
+	}
+	if info.Size > uint64(maxBytes) { // replaced since GetInfo
+		return fail(fmt.Errorf("%w: the object has %d bytes, snapshot.max_bytes is %d", ErrSnapshotTooLarge, info.Size, maxBytes))
 	}
 	want, err := jetstream.DecodeObjectDigest(info.Digest)
 	if err != nil || len(want) != sha256.Size {
-		res.Close()
-		return nil, 0, fmt.Errorf("%w: the object has no valid SHA-256 digest", ErrSnapshotChecksum)
+		return fail(fmt.Errorf("%w: the object has no valid SHA-256 digest", ErrSnapshotChecksum))
 	}
-	return &digestReader{res: res, h: sha256.New(), want: want, size: int64(info.Size), bucket: bucket}, int64(info.Size), nil
+	return &digestReader{res: res, cancel: cancel, h: sha256.New(), want: want, size: int64(info.Size), bucket: bucket}, int64(info.Size), nil
 }
 
 // digestReader reads an object and, at its end, checks its size and
@@ -329,6 +350,7 @@ func getSnapshot(ctx context.Context, js jetstream.JetStream, bucket, stream str
 // one does not depend on it).
 type digestReader struct {
 	res    jetstream.ObjectResult
+	cancel context.CancelFunc // the download's bound
 	h      hash.Hash
 	want   []byte
 	size   int64
@@ -355,7 +377,11 @@ func (d *digestReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (d *digestReader) Close() error { return d.res.Close() }
+func (d *digestReader) Close() error {
+	err := d.res.Close()
+	d.cancel()
+	return err
+}
 
 // snapKeys lists the followed keys for capture and restore.
 func (f *Follower) snapKeys() []keyInfo {
