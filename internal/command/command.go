@@ -8,6 +8,7 @@
 package command
 
 import (
+	"errors"
 	"strings"
 	"sync/atomic"
 
@@ -204,6 +205,12 @@ type Ctx struct {
 // text, without the leading '-').
 const ErrOOM = "OOM command not allowed when used memory > 'maxmemory'."
 
+// ErrSnapshotRunning is Server.Save's and BGSave's error while a snapshot
+// runs; its text is Redis's reply to SAVE and BGSAVE then.
+//
+//lint:ignore ST1005 the text is Redis's reply, sent as is
+var ErrSnapshotRunning = errors.New("Background save already in progress")
+
 // Reserve asks to add n bytes to the key space (Σ key length + value
 // MemoryUsage, as keyspace.Store.Used counts them) for the rest of this
 // call, and reports whether that fits maxmemory together with the memory
@@ -291,7 +298,8 @@ type Server interface {
 	Info(section string) string
 	// Save writes a snapshot synchronously (SAVE).
 	Save() error
-	// BGSave starts a background snapshot (BGSAVE); error if one is running.
+	// BGSave starts a background snapshot (BGSAVE, BGREWRITEAOF: in probly
+	// a snapshot compacts the AOF); ErrSnapshotRunning if one is running.
 	BGSave() error
 	// LastSave returns the unix time of the last successful snapshot.
 	LastSave() int64

@@ -150,7 +150,6 @@ const (
 	noAuthMsg             = "NOAUTH Authentication required."
 	oomMsg                = command.ErrOOM
 	readOnlyMsg           = "READONLY You can't write against a read only replica."
-	errBGSaveRunning      = "Background save already in progress"
 )
 
 // ErrServerClosed is returned by Serve and ListenAndServe after Shutdown.
@@ -659,9 +658,7 @@ var _ command.Server = (*Server)(nil)
 // errSaveRunning is Redis's reply text for SAVE/BGSAVE during a snapshot;
 // the server sends an error's text as the reply, so it keeps Redis's
 // capital letter.
-//
-//lint:ignore ST1005 the text is Redis's reply, sent as is
-var errSaveRunning = errors.New(errBGSaveRunning)
+var errSaveRunning = command.ErrSnapshotRunning
 
 // Save writes a snapshot synchronously.
 func (s *Server) Save() error {

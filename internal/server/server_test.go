@@ -640,6 +640,8 @@ func TestSaveCommands(t *testing.T) {
 		{[]string{"BGSAVE"}, "+Background saving started\r\n"},
 		{[]string{"BGSAVE", "SCHEDULE"}, "+Background saving started\r\n"},
 		{[]string{"BGSAVE", "x"}, "-ERR syntax error\r\n"},
+		{[]string{"BGREWRITEAOF"}, "+Background append only file rewriting started\r\n"},
+		{[]string{"BGREWRITEAOF", "x"}, "-ERR wrong number of arguments for 'bgrewriteaof' command\r\n"},
 		{[]string{"LASTSAVE"}, ":1700000000\r\n"},
 	}
 	for _, c := range cases {
@@ -664,6 +666,10 @@ func TestSaveCommands(t *testing.T) {
 	p.mu.Unlock()
 	if got := r.do("BGSAVE"); got != "-ERR Background save already in progress\r\n" {
 		t.Fatalf("BGSAVE while running = %q", got)
+	}
+	// In probly a snapshot is the AOF rewrite (INFO aof_rewrite_in_progress).
+	if got := r.do("BGREWRITEAOF"); got != "-ERR Background append only file rewriting already in progress\r\n" {
+		t.Fatalf("BGREWRITEAOF while a snapshot runs = %q", got)
 	}
 	info := r.do("INFO", "persistence")
 	for _, w := range []string{"rdb_bgsave_in_progress:1\r\n", "rdb_changes_since_last_save:7\r\n", "aof_enabled:1\r\n", "aof_current_size:1234\r\n", "rdb_last_save_time:1700000000\r\n"} {

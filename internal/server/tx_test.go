@@ -212,6 +212,11 @@ func TestTxBGSaveScheduled(t *testing.T) {
 	if r := c.do("BGSAVE"); r != "+Background saving started\r\n" {
 		t.Fatalf("BGSAVE outside MULTI = %q", r)
 	}
+	c.do("MULTI")
+	c.do("BGREWRITEAOF")
+	if r := c.do("EXEC"); r != "*1\r\n+Background append only file rewriting scheduled\r\n" {
+		t.Fatalf("EXEC of BGREWRITEAOF = %q", r)
+	}
 }
 
 // Watched keys count as client memory, as Redis counts them in a client's

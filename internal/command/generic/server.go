@@ -54,6 +54,26 @@ func bgsave(c *command.Ctx) {
 	c.R.SimpleString("Background saving started")
 }
 
+// bgrewriteaof implements BGREWRITEAOF. In probly an AOF rewrite is a
+// snapshot (it compacts the AOF: docs/OPERATIONS.md), so it starts what
+// BGSAVE starts, with Redis's replies for a rewrite; a snapshot already
+// running is a rewrite in progress, as INFO's aof_rewrite_in_progress says.
+func bgrewriteaof(c *command.Ctx) {
+	if err := c.Server.BGSave(); err != nil {
+		if errors.Is(err, command.ErrSnapshotRunning) {
+			c.R.Error("ERR Background append only file rewriting already in progress")
+			return
+		}
+		c.R.Error("ERR " + err.Error())
+		return
+	}
+	if c.Conn.Tx != nil && c.Conn.Tx.Executing() {
+		c.R.SimpleString("Background append only file rewriting scheduled")
+		return
+	}
+	c.R.SimpleString("Background append only file rewriting started")
+}
+
 func lastsave(c *command.Ctx) { c.R.Int(c.Server.LastSave()) }
 
 // --- CONFIG ---

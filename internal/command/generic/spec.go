@@ -392,6 +392,11 @@ func specs() []*command.Spec {
 				Summary: "Synchronously save the dataset to disk", Since: "1.0.0", Group: command.GroupServer,
 				Complexity: "O(N) where N is the total number of keys in all databases",
 			}},
+		{Name: "bgrewriteaof", Arity: 1, Flags: admin | noscript | noasync, Handler: bgrewriteaof,
+			Doc: command.Doc{
+				Summary: "Asynchronously rewrite the append-only file", Since: "1.0.0", Group: command.GroupServer,
+				Complexity: "O(1)",
+			}},
 		{Name: "bgsave", Arity: -1, Flags: admin | noscript | noasync, Handler: bgsave,
 			Doc: command.Doc{
 				Summary: "Asynchronously save the dataset to disk", Since: "1.0.0", Group: command.GroupServer,
