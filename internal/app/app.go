@@ -241,7 +241,6 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	start := time.Now()
-	var records int
 	// No single allocation may ask for more than the process can have:
 	// refusing it is an error reply (or a refused recovery), where the
 	// allocation would be a fatal out-of-memory error.
@@ -259,14 +258,16 @@ func Run(ctx context.Context, o Options) error {
 			store.Update([]byte(key), func(tx *keyspace.Txn) { tx.Set(v) })
 			return nil
 		},
-		func(args [][]byte) error { records++; return replay(args) },
+		func(args [][]byte) error { return replay(args) },
 	)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrRecovery, err)
 	}
 	defer db.Close()
 	store.SetLoading(false)
-	log.Info("recovered", "dir", o.Dir, "keys", store.Len(), "aof_records", records, "took", time.Since(start).Round(time.Millisecond))
+	// The AOF records replayed (the replay callback also sets the expire
+	// times of the snapshot's keys, which are not AOF records).
+	log.Info("recovered", "dir", o.Dir, "keys", store.Len(), "aof_records", db.Changes(), "took", time.Since(start).Round(time.Millisecond))
 	store.SetLogger(db)
 	stopExpiry := store.StartActiveExpire()
 	defer stopExpiry()
