@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/probly/probly/guard/natsstream"
 )
 
 // A snapshot download may take longer than the NATS client's default
@@ -19,16 +17,7 @@ import (
 // transfer at the slowest accepted rate. Here the client's default is 1 s
 // and the reader takes over 2 s.
 func TestSnapshotDownloadOutlastsDefaultTimeout(t *testing.T) {
-	e, err := natsstream.StartEmbedded(natsstream.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	nc, js, err := e.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc, js := startJSConn(t)
 	ctx := context.Background()
 	obs, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snaps"})
 	if err != nil {

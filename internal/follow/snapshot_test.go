@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/probly/probly/guard/natsstream"
@@ -500,6 +501,14 @@ func startUsersJS(t *testing.T, n int) jetstream.JetStream {
 // startJS starts an embedded JetStream server for the test.
 func startJS(t *testing.T) jetstream.JetStream {
 	t.Helper()
+	_, js := startJSConn(t)
+	return js
+}
+
+// startJSConn is startJS with the connection (for other JetStream
+// handles on it).
+func startJSConn(t *testing.T) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
 	e, err := natsstream.StartEmbedded(natsstream.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
@@ -510,7 +519,7 @@ func startJS(t *testing.T) jetstream.JetStream {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	return js
+	return nc, js
 }
 
 // getBytes reads stream's newest snapshot whole (getSnapshot's reader).
