@@ -372,8 +372,13 @@ func TestPublishLargeFilter(t *testing.T) {
 		t.Fatalf("bootstrap: %v %v", loaded, err)
 	}
 	t.Logf("bootstrapped in %v; live heap growth %d MiB (the filter: %d MiB)", time.Since(start).Round(time.Millisecond), growth>>20, info.Size>>20)
-	if growth > info.Size+128<<20 {
-		t.Errorf("bootstrapping %d MiB grew the live heap by %d MiB (want ≤ the filter + 128)", info.Size>>20, growth>>20)
+	// Besides the filter: the NATS client's pending chunks of the
+	// subscription (up to its 64 MiB default limit when the restore lags,
+	// as under -race on a loaded machine: 141 MiB over the filter was seen
+	// in CI), the record being applied (a 16 MiB chunk and its copies),
+	// and slack. Holding the snapshot whole would be twice the filter.
+	if growth > info.Size+192<<20 {
+		t.Errorf("bootstrapping %d MiB grew the live heap by %d MiB (want ≤ the filter + 192)", info.Size>>20, growth>>20)
 	}
 	for _, it := range items("u", 1000) {
 		if fn.do("BF.EXISTS", "users", it) != ":1\r\n" {
