@@ -160,7 +160,7 @@ func init() {
 		Read: func(r io.Reader, n, budget uint64) (keyspace.Value, error) {
 			return rediscuckoo.ReadFilter(r, n, cmp.Or(budget, rediscuckoo.MaxBudget))
 		}})
-	codec.Register(strval.TypeName, codec.Decoder{
+	codec.Register(strval.TypeName, codec.Decoder{MaxSize: strval.MaxLen,
 		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return strval.Unmarshal(data) }})
 	codec.Register(topk.TypeName, codec.Decoder{
 		Decode: func(data []byte, _ uint64) (keyspace.Value, error) { return topk.Unmarshal(data) }})

@@ -44,6 +44,12 @@ type Decoder struct {
 	// budget that applies to a value arriving from a client (RESTORE), or
 	// "" if the type has none.
 	BudgetParam string
+	// MaxSize is the longest encoding any valid value of the type has, in
+	// bytes, or 0 if the type has no fixed bound (the memory available
+	// bounds it). A loader refuses a larger value before it allocates
+	// anything for it: a snapshot's sparse body stores zero runs in a
+	// few bytes, so its size field is not backed by the file.
+	MaxSize uint64
 }
 
 var (

@@ -921,7 +921,12 @@ func readEntry(r *recReader, version uint16, size uint64, decode Decoder) (e sna
 	} else {
 		size = r.left
 	}
-	if d, ok := codec.Lookup(typ); ok && d.Read != nil && size > inMemValue {
+	d, ok := codec.Lookup(typ)
+	if ok && d.MaxSize > 0 && size > d.MaxSize {
+		// Refused before anything is allocated for it (codec.Decoder.MaxSize).
+		return e, typ, recordErr("value of %d bytes is larger than type %q allows (%d bytes)", size, typ, d.MaxSize)
+	}
+	if ok && d.Read != nil && size > inMemValue {
 		e.value, err = d.Read(body, size, 0)
 	} else {
 		data := make([]byte, size) // bounded by the file, or by the memory available

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,7 +107,7 @@ func init() {
 }
 
 func decodeBoth(typ string, data []byte) (keyspace.Value, error) {
-	if typ == streamType {
+	if typ == streamType || typ == boundedType {
 		return codec.Decode(typ, data)
 	}
 	return decodeTest(typ, data)
@@ -258,4 +260,40 @@ func TestSnapshotVersion4Written(t *testing.T) {
 	if err != nil || binary.LittleEndian.Uint16(b[8:]) != FormatVersion || FormatVersion != 4 {
 		t.Fatalf("version %v, %v", b[8:10], err)
 	}
+}
+
+// boundedType is a test type whose encoding is at most 1 MiB (MaxSize).
+const boundedType = "bounded-test"
+
+func init() {
+	codec.Register(boundedType, codec.Decoder{MaxSize: 1 << 20,
+		Decode: func(data []byte, _ uint64) (keyspace.Value, error) {
+			return streamVal(bytes.Clone(data)), nil
+		}})
+}
+
+// A record whose sparse body claims more bytes than its type allows (a
+// few bytes of file standing for 1 GiB of zeros) is refused before the
+// loader allocates the value: the QA case of a 65 KB dump.pdb whose
+// string claims 2^30 bytes, which made the loader allocate 1 GiB first.
+func TestSnapshotValueOverTypeMaxRefusedBeforeAllocating(t *testing.T) {
+	const claimed = 1 << 30
+	p := filepath.Join(t.TempDir(), snapshotName)
+	writeFile(t, p, snapFile(FormatVersion,
+		recordV3("small", boundedType, 3, append(segs(1, 2), "ab"...)),
+		recordV3("huge", boundedType, claimed, segs(claimed, 0))))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, ents, err := readSnapshot(p, decodeBoth)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) || ents != nil {
+		t.Fatalf("accepted or wrong error: %v (%d entries)", err, len(ents))
+	}
+	if !strings.Contains(err.Error(), `"huge"`) || !strings.Contains(err.Error(), "larger than type") {
+		t.Fatalf("error does not name the key and the bound: %v", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Fatalf("allocated %d bytes before refusing a value claiming %d", got, claimed)
+	}
+	t.Log(err)
 }
