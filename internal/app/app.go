@@ -342,7 +342,7 @@ func Run(ctx context.Context, o Options) error {
 func shutdownSnapshot(db *persist.DB, store *keyspace.Store) error {
 	for {
 		store.Exclusive()
-		err := db.Snapshot(store)
+		err := db.SnapshotFor(store, persist.TriggerShutdown)
 		store.ExclusiveDone()
 		if !errors.Is(err, persist.ErrSnapshotInProgress) {
 			return err

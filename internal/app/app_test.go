@@ -70,13 +70,22 @@ func startChild(t *testing.T, addr, dir, fsync string) *exec.Cmd {
 }
 
 type prefixWriter struct {
-	mu sync.Mutex
-	t  *testing.T
+	mu  sync.Mutex
+	t   *testing.T
+	out []byte // everything written, for tests that read the log
+}
+
+// String returns everything written so far.
+func (w *prefixWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.out)
 }
 
 func (w *prefixWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.out = append(w.out, p...)
 	if testing.Verbose() {
 		w.t.Logf("server: %s", strings.TrimSpace(string(p)))
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -43,6 +44,10 @@ func TestSIGTERMSnapshotWithSavePoints(t *testing.T) {
 		}
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("save %q: exit after SIGTERM: %v", c.save, err)
+		}
+		// The final snapshot is logged as a shutdown's, not as SAVE's.
+		if log := cmd.Stderr.(*prefixWriter).String(); c.snapshot != strings.Contains(log, "trigger=shutdown") || strings.Contains(log, "trigger=manual") {
+			t.Errorf("save %q: log after SIGTERM does not show the shutdown snapshot (trigger=shutdown) alone:\n%s", c.save, log)
 		}
 		rep, err := persist.CheckDir(dir, Decode)
 		if err != nil || !rep.OK() {

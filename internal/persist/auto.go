@@ -21,12 +21,13 @@ const (
 	TriggerSave                   // a save rule: enough changes and time (Redis "save")
 	TriggerRewrite                // the AOF grew (Redis auto-aof-rewrite-*)
 	TriggerResync                 // an AOF write failed; the snapshot lets writes resume
+	TriggerShutdown               // the final snapshot of a signalled shutdown
 	numTriggers
 )
 
-var triggerNames = [numTriggers]string{"manual", "save", "aof-rewrite", "resync"}
+var triggerNames = [numTriggers]string{"manual", "save", "aof-rewrite", "resync", "shutdown"}
 
-// String returns "manual", "save", "aof-rewrite" or "resync".
+// String returns "manual", "save", "aof-rewrite", "resync" or "shutdown".
 func (t Trigger) String() string {
 	if t < numTriggers {
 		return triggerNames[t]
@@ -308,7 +309,7 @@ type SnapshotStats struct {
 	// success (see DB.ConsecutiveFailures).
 	ConsecutiveFailures uint64
 	// ByTrigger counts completed snapshots by Trigger.String():
-	// "manual", "save", "aof-rewrite", "resync".
+	// "manual", "save", "aof-rewrite", "resync", "shutdown".
 	ByTrigger map[string]uint64
 	// LastDuration is how long the last completed snapshot took, from
 	// its start to dump.pdb being durable.

@@ -33,11 +33,17 @@ import (
 // BGSnapshot and the automatic snapshots take the gate shared for the cut
 // themselves.
 func (d *DB) Snapshot(store *keyspace.Store) error {
+	return d.SnapshotFor(store, TriggerManual)
+}
+
+// SnapshotFor is Snapshot, logged and counted (SnapshotStats.ByTrigger)
+// under trig: TriggerShutdown for the final snapshot of a shutdown.
+func (d *DB) SnapshotFor(store *keyspace.Store, trig Trigger) error {
 	if err := d.beginSnapshot(store); err != nil {
 		return err
 	}
 	defer d.endSnapshot()
-	return d.snapshot(store, TriggerManual, false)
+	return d.snapshot(store, trig, false)
 }
 
 // BGSnapshot starts Snapshot in a goroutine (BGSAVE) and returns at once.
