@@ -17,11 +17,11 @@ type Trigger uint8
 
 // Snapshot triggers.
 const (
-	TriggerManual  Trigger = iota // SAVE, BGSAVE
-	TriggerSave                   // a save rule: enough changes and time (Redis "save")
-	TriggerRewrite                // the AOF grew (Redis auto-aof-rewrite-*)
-	TriggerResync                 // an AOF write failed; the snapshot lets writes resume
-	TriggerShutdown               // the final snapshot of a signalled shutdown
+	TriggerManual   Trigger = iota // SAVE, BGSAVE
+	TriggerSave                    // a save rule: enough changes and time (Redis "save")
+	TriggerRewrite                 // the AOF grew (Redis auto-aof-rewrite-*)
+	TriggerResync                  // an AOF write failed; the snapshot lets writes resume
+	TriggerShutdown                // the final snapshot of a signalled shutdown
 	numTriggers
 )
 
