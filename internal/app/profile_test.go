@@ -23,7 +23,8 @@ import (
 //	# meanwhile: redis-benchmark -p 16400 -c 50 -P 16 -r 1000000 -n 5000000 BF.ADD bf __rand_int__
 //	go tool pprof -top /tmp/prof.cpu
 //
-// The CPU profile starts 2 s after the server and lasts
+// The CPU profile starts PROBLY_PROFILE_DELAY seconds (default 2, time to
+// load data first) after the server and lasts
 // PROBLY_PROFILE_SECONDS (default 15); the allocation profile
 // (/tmp/prof.allocs) counts from the start.
 func TestProfileServe(t *testing.T) {
@@ -52,7 +53,11 @@ func TestProfileServe(t *testing.T) {
 		done <- Run(ctx, Options{Dir: t.TempDir(), Listener: ln, MetricsAddr: "off",
 			Config: [][2]string{{"save", ""}}})
 	}()
-	time.Sleep(2 * time.Second)
+	delay := 2
+	if s := os.Getenv("PROBLY_PROFILE_DELAY"); s != "" {
+		delay, _ = strconv.Atoi(s) // seconds before the profile starts (time to load data)
+	}
+	time.Sleep(time.Duration(delay) * time.Second)
 	cpu, err := os.Create(out + ".cpu")
 	if err != nil {
 		t.Fatal(err)
