@@ -199,6 +199,10 @@ type Ctx struct {
 	ReserveMem func(n uint64) bool
 
 	lower []byte // Table.Run's scratch: the command name in lowercase
+	// last is Table.Run's one-entry cache of the command name resolved
+	// last, as the client spelled it: a pipeline of one command looks its
+	// name up once (lookupLower).
+	last lastLookup
 }
 
 // ErrOOM is the reply to a command refused because of maxmemory (Redis's

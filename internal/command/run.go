@@ -73,7 +73,8 @@ func (f AdmitFunc) Admit(c *Ctx, spec *Spec) string { return f(c, spec) }
 // reply is rendered to be parsed back. c.Args must not be empty.
 //
 // Cost: a map lookup (the name lowercased into a buffer of c, so it does
-// not allocate) plus the handler's. Not safe for concurrent use of one c.
+// not allocate; none when c ran a command of the same spelling last) plus
+// the handler's. Not safe for concurrent use of one c.
 func (t *Table) Run(c *Ctx, p *Policy) Outcome {
 	r := c.R
 	errs, writes := r.Errors, r.Writes
@@ -126,6 +127,30 @@ func (t *Table) Run(c *Ctx, p *Policy) Outcome {
 // the stack (or c's, for a name longer than it) so that it does not
 // allocate; internal names are unknown unless internal.
 func (t *Table) lookupLower(c *Ctx, name []byte, internal bool) *Spec {
+	l := &c.last
+	if l.t == t && l.internal == internal && int(l.n) == len(name) && string(l.name[:l.n]) == string(name) {
+		return l.spec
+	}
+	s := t.lookupName(c, name, internal)
+	if s != nil && len(name) <= len(l.name) {
+		// Only names found are kept: a Table only grows (Add), so a name
+		// found stays the same command.
+		l.t, l.internal, l.spec, l.n = t, internal, s, uint8(copy(l.name[:], name))
+	}
+	return s
+}
+
+// lastLookup is a Ctx's last resolved command name (Table.lookupLower).
+type lastLookup struct {
+	t        *Table
+	spec     *Spec
+	name     [16]byte
+	n        uint8
+	internal bool
+}
+
+// lookupName is lookupLower without the cache.
+func (t *Table) lookupName(c *Ctx, name []byte, internal bool) *Spec {
 	if len(name) > t.maxName || (!internal && IsInternal(name)) {
 		return nil
 	}

@@ -98,3 +98,55 @@ func TestRun(t *testing.T) {
 		t.Errorf("Run allocates %v times", a)
 	}
 }
+
+// TestRunLookupCache: one Ctx resolving names in turn (Table.Run's
+// last-name cache) gets each name's own command whatever ran before it: a
+// different spelling, an unknown name after a known one, an internal name
+// without Policy.Internal after it ran with it, and another Table.
+func TestRunLookupCache(t *testing.T) {
+	mk := func(names ...string) *command.Table {
+		tab := command.NewTable()
+		for _, n := range names {
+			tab.Add(&command.Spec{Name: n, Arity: 1, Handler: func(c *command.Ctx) { c.R.Bulk([]byte(n)) }})
+		}
+		return tab
+	}
+	tab, other := mk("get", "set", "_int"), mk("get")
+	var buf bytes.Buffer
+	w := resp.NewWriter(&buf)
+	c := &command.Ctx{R: resp.New(w, 2)}
+	run := func(tab *command.Table, p command.Policy, name string) string {
+		t.Helper()
+		c.Args = [][]byte{[]byte(name)}
+		buf.Reset()
+		w.Reset()
+		tab.Run(c, &p)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	for i, tc := range []struct {
+		tab      *command.Table
+		internal bool
+		name     string
+		want     string
+	}{
+		{tab, false, "GET", "$3\r\nget\r\n"},
+		{tab, false, "GET", "$3\r\nget\r\n"},
+		{tab, false, "get", "$3\r\nget\r\n"},
+		{tab, false, "SET", "$3\r\nset\r\n"},
+		{tab, false, "GETX", "-ERR unknown command 'GETX', with args beginning with: \r\n"},
+		{tab, false, "SET", "$3\r\nset\r\n"},
+		{tab, true, "_int", "$4\r\n_int\r\n"},
+		{tab, false, "_int", "-ERR unknown command '_int', with args beginning with: \r\n"},
+		{tab, true, "_int", "$4\r\n_int\r\n"},
+		{other, true, "_int", "-ERR unknown command '_int', with args beginning with: \r\n"},
+		{other, false, "GET", "$3\r\nget\r\n"},
+		{tab, false, "set", "$3\r\nset\r\n"},
+	} {
+		if got := run(tc.tab, command.Policy{Internal: tc.internal}, tc.name); got != tc.want {
+			t.Errorf("step %d (%s, internal %v): %q, want %q", i, tc.name, tc.internal, got, tc.want)
+		}
+	}
+}
