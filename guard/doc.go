@@ -59,7 +59,10 @@
 //     they replace; Applied never decreases.
 //   - Stream failures do not stop lookups: the serving version keeps
 //     answering at its applied position, and the Guard resubscribes after
-//     the last change it applied, with backoff.
+//     the last change it applied, with backoff (reset whenever a change
+//     arrives). A version catching up keeps the target of its first
+//     subscription across resubscriptions, so one whose stream fails
+//     more often than its backlog drains still gets ready.
 //
 // # What it assumes
 //

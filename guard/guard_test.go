@@ -895,3 +895,39 @@ func TestOptionsValidation(t *testing.T) {
 		}
 	}
 }
+
+// The first version becomes ready although its change stream fails every
+// 50 deliveries and writers commit 100 changes at each failure, more than
+// the follower applies in between: each resubscription keeps the target
+// of the first one (the changes pending then), so the follower's progress
+// adds up; and no committed key is reported absent once it is ready. (The
+// target used to restart from the new backlog at every resubscription,
+// and the retry delay grew to 5 s, so such a guard never became ready.)
+func TestReadyDespiteFrequentStreamErrors(t *testing.T) {
+	db := newMemDB()
+	preload(db, 500)
+	db.mu.Lock()
+	db.scanGrowth, db.failEvery, db.failGrowth = 1000, 50, 100
+	db.mu.Unlock()
+	g := newGuard(t, db, nil)
+	waitReady(t, g)
+	st := g.Stats()
+	db.mu.Lock()
+	db.failEvery = 0 // the writers stop; the rest arrives without failures
+	rows := make([]string, 0, len(db.rows))
+	for k := range db.rows {
+		rows = append(rows, k)
+	}
+	head := uint64(len(db.log))
+	db.mu.Unlock()
+	if st.StreamErrors < 10 {
+		t.Fatalf("%d stream errors before ready; the test means at least 10", st.StreamErrors)
+	}
+	waitApplied(t, g, head)
+	for _, k := range rows {
+		if _, ok, err := g.Get(context.Background(), []byte(k)); err != nil || !ok {
+			t.Fatalf("committed key %q: found %v, %v", k, ok, err)
+		}
+	}
+	t.Logf("ready after %d stream errors; %d keys checked", st.StreamErrors, len(rows))
+}

@@ -3,6 +3,7 @@ package guard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -26,6 +27,24 @@ type memDB struct {
 	failNext int
 	fuzzy    bool
 	queries  int
+	// scanGrowth commits that many adds right after Scan took its
+	// position (writers during the build); failEvery makes every
+	// failEvery-th delivery fail, and failGrowth commits that many adds
+	// at each such failure (writers outrunning the follower).
+	scanGrowth, failEvery, failGrowth int
+	delivered, grown                  int
+}
+
+// growLocked commits n adds of new keys; the caller holds d.mu.
+func (d *memDB) growLocked(n int) {
+	for range n {
+		d.grown++
+		k := fmt.Sprintf("grow-%d", d.grown)
+		d.rows[k] = true
+		d.log = append(d.log, guard.Change{Pos: uint64(len(d.log) + 1), Op: guard.OpAdd, Key: []byte(k)})
+	}
+	close(d.changed)
+	d.changed = make(chan struct{})
 }
 
 func newMemDB() *memDB {
@@ -80,6 +99,7 @@ func (d *memDB) Scan(ctx context.Context, fn func([]byte) error) (uint64, error)
 	for k := range d.rows {
 		keys = append(keys, k)
 	}
+	d.growLocked(d.scanGrowth)
 	d.mu.Unlock()
 	for _, k := range keys {
 		if err := ctx.Err(); err != nil {
@@ -120,6 +140,12 @@ type memSub struct {
 func (s *memSub) Next(ctx context.Context) (guard.Change, error) {
 	for {
 		s.d.mu.Lock()
+		if s.d.failEvery > 0 {
+			if s.d.delivered++; s.d.delivered%s.d.failEvery == 0 {
+				s.d.growLocked(s.d.failGrowth)
+				s.d.failNext++
+			}
+		}
 		if s.d.failNext > 0 {
 			s.d.failNext--
 			s.d.mu.Unlock()

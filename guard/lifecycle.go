@@ -36,13 +36,16 @@ type follower struct {
 	v       *version
 	feed    *feed // nil while (re)subscribing
 	applied uint64
-	// caught: the follower has reached the stream head as of its
+	// caught: the follower has reached the stream head as of its first
 	// subscription (it applied the changes pending then, or a change
 	// arrived with nothing pending after it).
 	caught  bool
 	toCatch uint64 // changes still to apply before caught
-	started time.Time
-	reason  string
+	// subscribed: a subscription was opened before (toCatch counts from
+	// the first one).
+	subscribed bool
+	started    time.Time
+	reason     string
 }
 
 type buildResult struct {
@@ -112,8 +115,16 @@ func (g *Guard[V]) run(ctx context.Context) {
 			return false
 		}
 		fl.feed = f
-		fl.toCatch = pending
-		if pending == 0 {
+		// A resubscription keeps the first one's target: the changes
+		// pending then that are still to apply come first in this one
+		// too. Counting the new backlog instead would move the target
+		// on at every stream error, and a follower whose stream fails
+		// more often than it drains would never catch up.
+		if !fl.subscribed || pending < fl.toCatch {
+			fl.toCatch = pending
+		}
+		fl.subscribed = true
+		if fl.toCatch == 0 {
 			fl.caught = true
 		}
 		return true
@@ -173,6 +184,7 @@ func (g *Guard[V]) run(ctx context.Context) {
 				scheduleRetry()
 				continue
 			}
+			backoff = 0 // progress: the next failure retries quickly again
 			g.apply(nxt, it.c, false, nil)
 			if cur == nil {
 				g.c.lag.Store(it.c.Pending + uint64(len(nxt.feed.ch)))
@@ -279,8 +291,8 @@ func (g *Guard[V]) subscribe(ctx context.Context, after uint64) (*feed, uint64, 
 // fl is the serving version; other is then the version catching up (or
 // nil).
 func (g *Guard[V]) apply(fl *follower, c Change, serving bool, other *follower) {
-	if fl.toCatch > 0 {
-		fl.toCatch--
+	if c.Pos > fl.applied && fl.toCatch > 0 {
+		fl.toCatch-- // a redelivered change was counted already
 	}
 	if c.Pending == 0 || fl.toCatch == 0 {
 		fl.caught = true
