@@ -936,6 +936,9 @@ func readEntry(r *recReader, version uint16, size uint64, decode Decoder) (e sna
 		e.value, err = d.Read(body, size, 0)
 	} else {
 		data := make([]byte, size) // bounded by the file, or by the memory available
+		if sr != nil {
+			sr.zeroed = true // data is fresh: its zero runs need no writing
+		}
 		if _, err := io.ReadFull(body, data); err != nil {
 			var re *errRecord
 			if errors.As(err, &re) {

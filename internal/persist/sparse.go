@@ -179,6 +179,12 @@ type sparseReader struct {
 	r          *recReader
 	left       uint64 // bytes of the encoding still to yield
 	zeros, lit uint64 // left in the current segment
+	// zeroed: the caller reads into memory that is all zero already (a
+	// fresh allocation, filled once in order), so zero runs are skipped
+	// without writing: their pages stay untouched, and a record whose
+	// size claims much more than its body holds costs no resident memory
+	// before its decoder refuses it.
+	zeroed bool
 }
 
 func (s *sparseReader) Read(p []byte) (int, error) {
@@ -204,7 +210,9 @@ func (s *sparseReader) Read(p []byte) (int, error) {
 	}
 	if s.zeros > 0 {
 		k := min(uint64(len(p)), s.zeros)
-		clear(p[:k])
+		if !s.zeroed {
+			clear(p[:k])
+		}
 		s.zeros -= k
 		s.left -= k
 		return int(k), nil

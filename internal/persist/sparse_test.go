@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -296,4 +297,62 @@ func TestSnapshotValueOverTypeMaxRefusedBeforeAllocating(t *testing.T) {
 		t.Fatalf("allocated %d bytes before refusing a value claiming %d", got, claimed)
 	}
 	t.Log(err)
+}
+
+// noMagicType is a test type without a size bound or a streaming decoder,
+// whose decoder refuses anything not starting with "MAGC" (as TopK, CMS
+// and t-digest check their headers).
+const noMagicType = "nomagic-test"
+
+func init() {
+	codec.Register(noMagicType, codec.Decoder{
+		Decode: func(data []byte, _ uint64) (keyspace.Value, error) {
+			if !bytes.HasPrefix(data, []byte("MAGC")) {
+				return nil, errors.New("nomagic test: bad magic")
+			}
+			return streamVal(bytes.Clone(data)), nil
+		}})
+}
+
+// A record of such a type whose sparse size claims 256 MiB of zeros is
+// refused by its decoder without the loader touching those pages: zero
+// runs read into the fresh buffer are not written (sparseReader.zeroed),
+// so resident memory does not grow by the claim (QA: it grew by about
+// 260 MiB before, up to the memory available for larger claims). It runs
+// in a child process: there the heap is fresh, as at a server's start,
+// where memory other tests freed would be zeroed by the runtime on reuse.
+func TestSnapshotZeroRunsLeaveFreshMemoryUntouched(t *testing.T) {
+	if os.Getenv("PERSIST_FRESH_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSnapshotZeroRunsLeaveFreshMemoryUntouched$", "-test.v")
+		cmd.Env = append(os.Environ(), "PERSIST_FRESH_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestSnapshotZeroRunsLeaveFreshMemoryUntouched") {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return
+	}
+	rss := func() uint64 {
+		b, err := os.ReadFile("/proc/self/statm")
+		if err != nil {
+			t.Skip("no /proc/self/statm:", err)
+		}
+		var size, res uint64
+		if _, err := fmt.Sscan(string(b), &size, &res); err != nil {
+			t.Fatal(err)
+		}
+		return res * uint64(os.Getpagesize())
+	}
+	const claimed = 256 << 20
+	p := filepath.Join(t.TempDir(), snapshotName)
+	writeFile(t, p, snapFile(FormatVersion, recordV3("k", noMagicType, claimed, segs(claimed, 0))))
+	before := rss()
+	_, ents, err := readSnapshot(p, func(typ string, data []byte) (keyspace.Value, error) {
+		if grown := rss() - before; grown > 64<<20 {
+			t.Errorf("resident memory grew by %d bytes reading a %d-byte claim", grown, claimed)
+		}
+		return codec.Decode(typ, data)
+	})
+	if !errors.Is(err, ErrCorrupt) || ents != nil || !strings.Contains(err.Error(), "bad magic") {
+		t.Fatalf("accepted or wrong error: %v (%d entries)", err, len(ents))
+	}
 }
