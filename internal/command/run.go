@@ -123,9 +123,9 @@ func (t *Table) Run(c *Ctx, p *Policy) Outcome {
 	return o
 }
 
-// lookupLower finds a command by name, lowercasing ASCII into a buffer on
-// the stack (or c's, for a name longer than it) so that it does not
-// allocate; internal names are unknown unless internal.
+// lookupLower finds a command by name (lookupName), first in c's cache of
+// the last name it found (c.last); internal names are unknown unless
+// internal.
 func (t *Table) lookupLower(c *Ctx, name []byte, internal bool) *Spec {
 	l := &c.last
 	if l.t == t && l.internal == internal && int(l.n) == len(name) && string(l.name[:l.n]) == string(name) {
@@ -149,7 +149,9 @@ type lastLookup struct {
 	internal bool
 }
 
-// lookupName is lookupLower without the cache.
+// lookupName is lookupLower without the cache: it lowercases ASCII into a
+// buffer on the stack (or c's, for a name longer than it) so that it does
+// not allocate.
 func (t *Table) lookupName(c *Ctx, name []byte, internal bool) *Spec {
 	if len(name) > t.maxName || (!internal && IsInternal(name)) {
 		return nil
