@@ -31,7 +31,14 @@ func TestConfigDifferentialRedis(t *testing.T) {
 		step{"CONFIG", "SET", "hll-sparse-max-bytes", "3000"}, step{"CONFIG", "SET", "auto-aof-rewrite-min-size", "64mb"},
 		step{"CONFIG", "GET", "maxmemory"}, step{"CONFIG", "GET", "client-query-buffer-limit"},
 		step{"CONFIG", "GET", "maxmemory-policy"}, step{"CONFIG", "SET", "maxmemory-policy", "NoEviction"},
-		step{"CONFIG", "GET", "maxmemory-policy"}, step{"CONFIG", "GET", "timeout"}, step{"CONFIG", "GET", "maxclients"})
+		step{"CONFIG", "GET", "maxmemory-policy"}, step{"CONFIG", "GET", "timeout"}, step{"CONFIG", "GET", "maxclients"},
+		// An exact name answers as spelled, a glob with the parameter's
+		// own name; a parameter named twice keeps the first spelling.
+		step{"CONFIG", "GET", "MAXCLIENTS"}, step{"CONFIG", "GET", "MaxMemory"}, step{"CONFIG", "GET", "MAXCLIENT*"},
+		step{"CONFIG", "GET", "MAXCLIENTS", "maxclients"}, step{"CONFIG", "GET", "maxclients", "MAXCLIENTS"},
+		step{"CONFIG", "GET", "MAXCLIENTS", "MAXCLIENT*"}, step{"CONFIG", "GET", "MAXCLIENT*", "MAXCLIENTS"},
+		step{"CONFIG", "GET", "MAX[C]LIENTS"}, step{"CONFIG", "GET", "Timeout", "TIMEOUT", "timeout"},
+		step{"CONFIG", "GET", "no-such-parameter"}, step{"CONFIG", "GET", "NO-SUCH*"})
 	// (Several parameters in one CONFIG GET come in Redis's hash order;
 	// probly sorts them.)
 	// Not compared: values Redis takes by accident (maxmemory "" is 0, a

@@ -79,12 +79,31 @@ func lastsave(c *command.Ctx) { c.R.Int(c.Server.LastSave()) }
 // --- CONFIG ---
 
 // configGet implements CONFIG GET pattern [pattern …]: RESP3 map, RESP2
-// flat name/value array, names sorted, each parameter once.
+// flat name/value array, names sorted, each parameter once. As Redis 7.0
+// (configGetCommand), a pattern without glob characters (*, ? or [) is
+// looked up directly and answered with the name as the client spelled it
+// (CONFIG GET MAXCLIENTS → "MAXCLIENTS"); a glob answers with the
+// parameters' own names; a parameter that several patterns name keeps the
+// first spelling.
 func configGet(c *command.Ctx) {
-	seen := map[string]string{}
+	type entry struct{ name, value string }
+	seen := map[string]entry{} // by the parameter's own name
 	for _, p := range c.Args[2:] {
-		for _, kv := range c.Config.Match(string(p), keyspace.Match) {
-			seen[kv[0]] = kv[1]
+		pattern := string(p)
+		if !strings.ContainsAny(pattern, "*?[") {
+			name := strings.ToLower(pattern)
+			if _, dup := seen[name]; dup {
+				continue
+			}
+			if v, ok := c.Config.Get(name); ok {
+				seen[name] = entry{pattern, v}
+			}
+			continue
+		}
+		for _, kv := range c.Config.Match(pattern, keyspace.Match) {
+			if _, dup := seen[kv[0]]; !dup {
+				seen[kv[0]] = entry{kv[0], kv[1]}
+			}
 		}
 	}
 	names := make([]string, 0, len(seen))
@@ -94,8 +113,8 @@ func configGet(c *command.Ctx) {
 	sort.Strings(names)
 	c.R.Map(len(names))
 	for _, n := range names {
-		c.R.BulkString(n)
-		c.R.BulkString(seen[n])
+		c.R.BulkString(seen[n].name)
+		c.R.BulkString(seen[n].value)
 	}
 }
 
