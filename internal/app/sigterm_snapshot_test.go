@@ -19,12 +19,15 @@ import (
 // left to replay (or, without save points, no dump.pdb and the records),
 // and a restart serves every key. The save point (3600 s) cannot fire
 // during the test, so only the shutdown can have written the snapshot.
+// The same holds for the SHUTDOWN command, and both log the snapshot as
+// trigger=shutdown.
 func TestSIGTERMSnapshotWithSavePoints(t *testing.T) {
 	const keys = 50
 	for _, c := range []struct {
 		save     string
 		snapshot bool
-	}{{"3600 1", true}, {"", false}} {
+		command  bool // SHUTDOWN instead of SIGTERM
+	}{{"3600 1", true, false}, {"", false, false}, {"3600 1", true, true}, {"", false, true}} {
 		dir := t.TempDir()
 		addr := freeAddr(t)
 		ctx := context.Background()
@@ -35,13 +38,18 @@ func TestSIGTERMSnapshotWithSavePoints(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rc.Close()
 		if rep, err := persist.CheckDir(dir, Decode); err != nil || rep.Snapshot != "" {
 			t.Fatalf("save %q: before SIGTERM: snapshot %q, %v; want none yet", c.save, rep.Snapshot, err)
 		}
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		if c.command {
+			// Success closes the connection without a reply.
+			if err := rc.Do(ctx, "SHUTDOWN").Err(); err == nil {
+				t.Fatalf("save %q: SHUTDOWN answered OK; want the connection closed", c.save)
+			}
+		} else if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
+		rc.Close()
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("save %q: exit after SIGTERM: %v", c.save, err)
 		}

@@ -61,7 +61,7 @@ var (
 	descLastSave     = desc("last_snapshot_timestamp_seconds", "Unix time of the last successful snapshot (LASTSAVE; the start time when none was taken yet).")
 	descLastSaveOK   = desc("last_snapshot_success", "1 if the last snapshot attempt succeeded (or none was attempted), 0 if it failed.")
 	descSnapshotting = desc("snapshot_in_progress", "1 while a snapshot is being written.")
-	descSnapshots    = desc("snapshots_total", "Completed snapshots since start, by trigger (manual: SAVE/BGSAVE; save: a save rule; aof-rewrite: AOF growth; resync; shutdown: the final snapshot of SIGTERM/SIGINT).", "trigger")
+	descSnapshots    = desc("snapshots_total", "Completed snapshots since start, by trigger (manual: SAVE/BGSAVE; save: a save rule; aof-rewrite: AOF growth; resync; shutdown: the final snapshot of SIGTERM/SIGINT or SHUTDOWN).", "trigger")
 	descSnapFailures = desc("snapshot_failures_total", "Snapshots that failed since start (the previous files stayed).")
 	descSnapDuration = desc("last_snapshot_duration_seconds", "Duration of the last completed snapshot, from its start to dump.pdb being durable.")
 	descSnapStall    = desc("snapshot_max_stall_seconds", "Longest time writers were blocked while a snapshot's cut was taken, since start.")

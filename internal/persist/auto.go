@@ -21,7 +21,7 @@ const (
 	TriggerSave                    // a save rule: enough changes and time (Redis "save")
 	TriggerRewrite                 // the AOF grew (Redis auto-aof-rewrite-*)
 	TriggerResync                  // an AOF write failed; the snapshot lets writes resume
-	TriggerShutdown                // the final snapshot of a signalled shutdown
+	TriggerShutdown                // the final snapshot of a shutdown: SIGTERM, SIGINT, SHUTDOWN
 	numTriggers
 )
 

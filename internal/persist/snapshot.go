@@ -46,6 +46,12 @@ func (d *DB) SnapshotFor(store *keyspace.Store, trig Trigger) error {
 	return d.snapshot(store, trig, false)
 }
 
+// ShutdownSnapshot is SnapshotFor(store, TriggerShutdown): the snapshot
+// the SHUTDOWN command writes before the server stops.
+func (d *DB) ShutdownSnapshot(store *keyspace.Store) error {
+	return d.SnapshotFor(store, TriggerShutdown)
+}
+
 // BGSnapshot starts Snapshot in a goroutine (BGSAVE) and returns at once.
 // It returns ErrSnapshotInProgress if a snapshot runs. The outcome is
 // reported by InProgress, LastSave and LastSaveOK, and errors are logged.

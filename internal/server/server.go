@@ -131,6 +131,13 @@ type Persister interface {
 	Changes() uint64
 }
 
+// ShutdownSaver is implemented by a Persister that tells a shutdown's
+// snapshot from SAVE's in its logs and metrics: SHUTDOWN writes its
+// snapshot with ShutdownSnapshot (as Snapshot) when the Persister has it.
+type ShutdownSaver interface {
+	ShutdownSnapshot(*keyspace.Store) error
+}
+
 // Flusher is implemented by a Persister that buffers log records: Flush
 // writes every buffered record to the file (what Wait does for the records
 // up to a sequence number).
@@ -661,12 +668,18 @@ var _ command.Server = (*Server)(nil)
 var errSaveRunning = command.ErrSnapshotRunning
 
 // Save writes a snapshot synchronously.
-func (s *Server) Save() error {
+func (s *Server) Save() error { return s.save(false) }
+
+// save is Save; shutdown marks SHUTDOWN's snapshot (ShutdownSaver).
+func (s *Server) save(shutdown bool) error {
 	if s.persist == nil {
 		return errors.New("persistence is disabled")
 	}
 	if s.persist.InProgress() {
 		return errSaveRunning
+	}
+	if ss, ok := s.persist.(ShutdownSaver); ok && shutdown {
+		return s.busy(ss.ShutdownSnapshot(s.store))
 	}
 	return s.busy(s.persist.Snapshot(s.store))
 }

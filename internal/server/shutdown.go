@@ -72,7 +72,7 @@ func (c *client) shutdownCmd(ctx *command.Ctx) {
 		save = c.s.SaveOnShutdown()
 	}
 	if save {
-		if err := c.s.Save(); err != nil {
+		if err := c.s.save(true); err != nil {
 			c.s.log.Error("SHUTDOWN SAVE: the snapshot failed", "err", err, "force", force)
 			if !force {
 				ctx.R.Error("ERR Errors trying to SHUTDOWN. Check logs.")
