@@ -397,9 +397,9 @@ func (d *DB) Wait(seq uint64) error {
 	return nil
 }
 
-// Flush writes every buffered record to the file (no fsync). The server
-// calls it after a write command that reported no sequence number, as a
-// safety net; Wait is the normal way.
+// Flush writes every buffered record to the file (no fsync): what the
+// key space's expiry cycle calls after deleting keys when no client waits.
+// Clients wait with Wait.
 func (d *DB) Flush() error {
 	seq := d.seq.Load()
 	if d.written.Load() >= seq {
@@ -735,6 +735,11 @@ func (d *DB) LastSaveOK() bool { return d.lastSaveOK.Load() }
 // AOFSize returns the bytes of the AOF generations that recovery would
 // replay (every generation since the last snapshot's cut, headers included).
 func (d *DB) AOFSize() int64 { return d.aofSize.Load() }
+
+// LastSeq returns the sequence number of the last record appended (by
+// Append or a transaction unit), 0 before the first: the highest Wait
+// accepts. One atomic load.
+func (d *DB) LastSeq() uint64 { return d.seq.Load() }
 
 // Changes returns the number of records in the AOF since the last
 // successful snapshot's cut, including those replayed by Open.

@@ -74,6 +74,7 @@ type fakePersist struct {
 	// lateRival makes the next Snapshot/BGSnapshot lose the race with a
 	// snapshot that started after the server's InProgress check.
 	lateRival bool
+	log       *fakeLog // LastSeq's source
 }
 
 // rival reports the persist layer's own in-progress error once, as a
@@ -140,6 +141,20 @@ func (p *fakePersist) LastWriteOK() bool {
 
 func (p *fakePersist) AOFSize() int64  { return 1234 }
 func (p *fakePersist) Changes() uint64 { return 7 }
+
+// LastSeq is the sequence number of log's last record (set log to the
+// env's fakeLog), 0 without one.
+func (p *fakePersist) LastSeq() uint64 {
+	p.mu.Lock()
+	l := p.log
+	p.mu.Unlock()
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seq
+}
 
 type env struct {
 	srv   *Server

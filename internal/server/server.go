@@ -129,6 +129,10 @@ type Persister interface {
 	AOFSize() int64
 	// Changes is the number of mutations since the last snapshot.
 	Changes() uint64
+	// LastSeq is the sequence number of the last record appended to the
+	// log (0 before the first): what Wait may be asked for. It is read
+	// around every command, so it must be cheap (an atomic load).
+	LastSeq() uint64
 }
 
 // ShutdownSaver is implemented by a Persister that tells a shutdown's
@@ -136,13 +140,6 @@ type Persister interface {
 // snapshot with ShutdownSnapshot (as Snapshot) when the Persister has it.
 type ShutdownSaver interface {
 	ShutdownSnapshot(*keyspace.Store) error
-}
-
-// Flusher is implemented by a Persister that buffers log records: Flush
-// writes every buffered record to the file (what Wait does for the records
-// up to a sequence number).
-type Flusher interface {
-	Flush() error
 }
 
 // Defaults for Options.
@@ -232,7 +229,6 @@ type Server struct {
 	cfg      *config.Registry
 	table    *command.Table
 	persist  Persister
-	flusher  Flusher // persist, if it implements Flusher
 	version  string
 	start    time.Time
 	runID    string
@@ -503,7 +499,6 @@ func (s *Server) Serve(ln net.Listener) error {
 // server was created). It must be called before Serve.
 func (s *Server) SetPersist(p Persister) {
 	s.persist = p
-	s.flusher, _ = p.(Flusher)
 }
 
 // SetWriteGuard makes the keys owns reports true for read-only to clients
@@ -743,8 +738,9 @@ type client struct {
 	ctx      command.Ctx
 	res      reservation // the running command's maxmemory reservations
 	policy   command.Policy
-	// unlogged is set when a write command of the batch reported no AOF
-	// sequence number (see settle).
+	// unlogged is set when a write command reported no AOF sequence
+	// number (dispatch, EXEC); exec then waits for what the log received
+	// while it ran (lastSeq).
 	unlogged bool
 	// abort is set by a cross-protocol request: close without replying.
 	abort bool
@@ -830,7 +826,6 @@ func (c *client) batch() bool {
 	}
 	c.in.Limits = c.s.lim.load()
 	var maxSeq uint64
-	c.unlogged = false
 	n := 0
 	errs := c.reply.Errors
 	c.clock = time.Since(c.s.start) // every command is timed (client.finished)
@@ -851,7 +846,6 @@ func (c *client) batch() bool {
 				return false
 			}
 			n, maxSeq, flushed = 0, 0, c.reply.BulkBytes
-			c.unlogged = false
 		}
 		c.exec(args)
 		n++
@@ -901,23 +895,14 @@ const replyFlushBytes = 4 << 20
 // one write(2) for the batch, shared with every other connection's
 // records buffered meanwhile, before any reply of the batch is sent.
 func (c *client) settle(n int, maxSeq uint64) bool {
-	if p := c.s.persist; p != nil && (maxSeq > 0 || c.unlogged) {
-		var err error
-		if c.unlogged && c.s.flusher != nil {
-			// A write command reported no sequence number: write
-			// whatever is buffered, in case it logged without saying so.
-			err = c.s.flusher.Flush()
+	if p := c.s.persist; p != nil && maxSeq > 0 {
+		if n > 1 {
+			// A pipelined batch lets the other runnable connections
+			// log their batches first, so one write(2) of the AOF
+			// covers them all (read.go, yieldPipelined).
+			runtime.Gosched()
 		}
-		if err == nil && maxSeq > 0 {
-			if n > 1 {
-				// A pipelined batch lets the other runnable connections
-				// log their batches first, so one write(2) of the AOF
-				// covers them all (read.go, yieldPipelined).
-				runtime.Gosched()
-			}
-			err = p.Wait(maxSeq)
-		}
-		if err != nil {
+		if err := p.Wait(maxSeq); err != nil {
 			// The batch's writes are not durable as promised (a write or
 			// an fsync failed): no reply of this batch may claim success.
 			// Drop the buffered replies and answer every command with an
@@ -966,8 +951,22 @@ func (c *client) readError(err error) {
 // batch are timed back to back from one monotonic clock reading each
 // (time.Since on the server's start time reads only the monotonic
 // clock): a command's duration ends where the next one's starts.
+//
+// A write command that reports no sequence number (c.unlogged: BF.ADD of
+// an item already present, PFADD that changed no register, DEL of a
+// missing key) logged nothing, unless a path logged without saying so.
+// The log's last sequence number read before and after the command tells:
+// if it moved, exec raises the command's Seq to it, so the batch waits for
+// whatever was appended meanwhile (by this command or, with several
+// processors, by another connection); if it did not, nothing was logged
+// and the batch has nothing to wait for. (Until 2026-12 such a batch wrote
+// the shared AOF buffer at once, before the pipelined yield: one AOF
+// write(2) per batch of BF.ADD or PFADD that added nothing, where the
+// other connections' records would have shared one.)
 func (c *client) exec(args [][]byte) {
 	c.ctx.Seq = 0
+	c.unlogged = false
+	seq0 := c.lastSeq()
 	// The reply's start: finished drops the reply from there (CLIENT
 	// REPLY OFF|SKIP, and the CLIENT REPLY command itself) or reads
 	// EXEC's own reply there.
@@ -976,6 +975,19 @@ func (c *client) exec(args [][]byte) {
 	now := time.Since(c.s.start)
 	c.finished(name, &o, args, now-c.clock, c.reply.Errors != errs, mark)
 	c.clock = now
+	if c.unlogged {
+		if seq := c.lastSeq(); seq != seq0 {
+			c.ctx.Seq = max(c.ctx.Seq, seq)
+		}
+	}
+}
+
+// lastSeq is the log's last sequence number, 0 without persistence.
+func (c *client) lastSeq() uint64 {
+	if p := c.s.persist; p != nil {
+		return p.LastSeq()
+	}
+	return 0
 }
 
 // dispatch runs one command through command.Table.Run with the

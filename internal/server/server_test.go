@@ -609,6 +609,53 @@ func TestDurabilityWait(t *testing.T) {
 	t.Logf("10 pipelined DELs -> %d Wait call(s) %v", len(w), w)
 }
 
+// TestUnloggedWriteWaits: a write command that reports no sequence number
+// makes its batch wait only when the log received a record while it ran
+// (a path that logged without saying so); one that logged nothing (DEL of
+// a missing key) leaves nothing to wait for, so its batch writes no AOF
+// buffer of other connections' records.
+func TestUnloggedWriteWaits(t *testing.T) {
+	quiet := &command.Spec{Name: "quietlog", Arity: 2, Flags: command.FlagWrite, FirstKey: 1, LastKey: 1, Step: 1,
+		Handler: func(c *command.Ctx) {
+			// Logs through the store and drops the sequence number.
+			c.Store.Update(c.Args[1], func(tx *keyspace.Txn) {
+				tx.Set(&testValue{typ: "string", size: 1})
+				_ = tx.Log([]byte("SET"), c.Args[1], []byte("x"))
+			})
+			c.R.OK()
+		}}
+	p := &fakePersist{}
+	e := start(t, func(o *Options) { o.Persist = p }, quiet)
+	p.mu.Lock()
+	p.log = e.log
+	p.mu.Unlock()
+	r := e.raw(t)
+	if got := r.do("DEL", "missing"); got != ":0\r\n" {
+		t.Fatalf("DEL missing = %q", got)
+	}
+	if w := p.waitCalls(); len(w) != 0 {
+		t.Fatalf("DEL of a missing key waited for %v; want no wait", w)
+	}
+	if got := r.do("QUIETLOG", "k"); got != "+OK\r\n" {
+		t.Fatalf("QUIETLOG = %q", got)
+	}
+	last := p.LastSeq()
+	if w := p.waitCalls(); last == 0 || len(w) != 1 || w[0] != last {
+		t.Fatalf("QUIETLOG logged up to %d and waited for %v; want one wait for %d", last, w, last)
+	}
+	// Inside a transaction too: EXEC waits for what its commands logged.
+	r.send(cmd("MULTI") + cmd("QUIETLOG", "k2") + cmd("DEL", "missing") + cmd("EXEC"))
+	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n+OK\r\n:0\r\n"} {
+		if got := r.read(); got != want {
+			t.Fatalf("transaction reply %q, want %q", got, want)
+		}
+	}
+	last = p.LastSeq()
+	if w := p.waitCalls(); len(w) != 2 || w[1] != last {
+		t.Fatalf("EXEC: log at %d, waits %v; want a second wait for %d", last, w, last)
+	}
+}
+
 // TestDurabilityFailureFailsBatch: when the durability wait fails (an
 // fsync error with appendfsync always), no command of the batch is
 // acknowledged: each gets the MISCONF error instead of its reply, and the
