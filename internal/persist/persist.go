@@ -150,10 +150,13 @@ type DB struct {
 	fileGen atomic.Uint64 // generation of the open file, 0 when closed
 
 	// smu guards group commit.
-	smu     sync.Mutex
-	scond   *sync.Cond
-	synced  uint64 // every seq <= synced is fsynced
-	syncing bool   // a leader is fsyncing
+	smu    sync.Mutex
+	scond  *sync.Cond
+	synced uint64 // every seq <= synced is fsynced
+	// syncedSeq is synced, for Wait's check without smu (every batch of
+	// the server waits, most for records already fsynced).
+	syncedSeq atomic.Uint64
+	syncing   bool // a leader is fsyncing
 
 	failed atomic.Pointer[error] // sticky I/O failure (ErrFailed)
 
@@ -371,7 +374,7 @@ func (d *DB) Wait(seq uint64) error {
 			return err
 		}
 	}
-	if d.policy != policyAlways {
+	if d.policy != policyAlways || d.syncedSeq.Load() >= seq {
 		return nil
 	}
 	d.smu.Lock()
@@ -553,6 +556,7 @@ func (d *DB) advanceSynced(target uint64) {
 	d.smu.Lock()
 	if target > d.synced {
 		d.synced = target
+		d.syncedSeq.Store(target)
 	}
 	d.scond.Broadcast()
 	d.smu.Unlock()
@@ -740,6 +744,11 @@ func (d *DB) AOFSize() int64 { return d.aofSize.Load() }
 // Append or a transaction unit), 0 before the first: the highest Wait
 // accepts. One atomic load.
 func (d *DB) LastSeq() uint64 { return d.seq.Load() }
+
+// Written returns the highest sequence number up to which no record is
+// buffered: every record up to it was written to the file, or dropped
+// after a write error that Wait reports for it. One atomic load.
+func (d *DB) Written() uint64 { return d.written.Load() }
 
 // Changes returns the number of records in the AOF since the last
 // successful snapshot's cut, including those replayed by Open.

@@ -142,6 +142,10 @@ func (p *fakePersist) LastWriteOK() bool {
 func (p *fakePersist) AOFSize() int64  { return 1234 }
 func (p *fakePersist) Changes() uint64 { return 7 }
 
+// Written is 0: the fake buffers nothing of its own, so a pipelined
+// batch always yields before waiting.
+func (p *fakePersist) Written() uint64 { return 0 }
+
 // LastSeq is the sequence number of log's last record (set log to the
 // env's fakeLog), 0 without one.
 func (p *fakePersist) LastSeq() uint64 {

@@ -131,8 +131,14 @@ type Persister interface {
 	Changes() uint64
 	// LastSeq is the sequence number of the last record appended to the
 	// log (0 before the first): what Wait may be asked for. It is read
-	// around every command, so it must be cheap (an atomic load).
+	// after every batch, so it must be cheap (an atomic load).
 	LastSeq() uint64
+	// Written is the highest sequence number up to which the log has
+	// no record buffered (each is in the file, or was dropped and Wait
+	// reports its error): when it is below a batch's wait, the batch
+	// yields before waiting so that other connections' records share the
+	// write. A hint, read after every batch (an atomic load).
+	Written() uint64
 }
 
 // ShutdownSaver is implemented by a Persister that tells a shutdown's
@@ -738,10 +744,6 @@ type client struct {
 	ctx      command.Ctx
 	res      reservation // the running command's maxmemory reservations
 	policy   command.Policy
-	// unlogged is set when a write command reported no AOF sequence
-	// number (dispatch, EXEC); exec then waits for what the log received
-	// while it ran (lastSeq).
-	unlogged bool
 	// abort is set by a cross-protocol request: close without replying.
 	abort bool
 	// gated is set while the running command holds the command gate
@@ -887,35 +889,49 @@ func (c *client) batch() bool {
 const replyFlushBytes = 4 << 20
 
 // settle makes the last n commands' writes durable as the appendfsync
-// policy promises (up to log sequence maxSeq) and then flushes their
-// replies. It reports false when the connection should close.
+// policy promises (up to log sequence maxSeq, the highest they reported)
+// and then flushes their replies. It reports false when the connection
+// should close.
 //
 // The persistence engine buffers AOF records (as Redis's AOF buffer) and
 // writes them in Wait, so this is where a batch's records reach the file:
 // one write(2) for the batch, shared with every other connection's
 // records buffered meanwhile, before any reply of the batch is sent.
+//
+// It waits for more than the batch's own records: for every record the
+// log had received when the batch's commands were done (Persister.LastSeq,
+// one atomic load), as Redis sends no reply before the AOF write of every
+// command run before it. A reply can rest on another connection's record
+// that is still buffered: BF.ADD answering 0 because another connection
+// just added the item, GET or BF.EXISTS seeing it, DEL answering 0 for a
+// key just deleted. Sent before that record is written, a kill -9 would
+// take back what the reply said. When the log has nothing buffered, the
+// wait returns at once.
 func (c *client) settle(n int, maxSeq uint64) bool {
-	if p := c.s.persist; p != nil && maxSeq > 0 {
-		if n > 1 {
-			// A pipelined batch lets the other runnable connections
-			// log their batches first, so one write(2) of the AOF
-			// covers them all (read.go, yieldPipelined).
-			runtime.Gosched()
-		}
-		if err := p.Wait(maxSeq); err != nil {
-			// The batch's writes are not durable as promised (a write or
-			// an fsync failed): no reply of this batch may claim success.
-			// Drop the buffered replies and answer every command with an
-			// error; the log refuses further writes until a snapshot (a
-			// failed write) or a restart (a failed fsync).
-			c.s.log.Error("waiting for durability failed; failing the batch",
-				"conn_id", c.conn.ID, "seq", maxSeq, "err", err)
-			msg := durabilityError(err)
-			c.wr.Reset()
-			for range n {
-				c.wr.WriteError(msg)
+	if p := c.s.persist; p != nil && n > 0 {
+		maxSeq = max(maxSeq, p.LastSeq())
+		if maxSeq > 0 {
+			if n > 1 && p.Written() < maxSeq {
+				// A pipelined batch lets the other runnable connections
+				// log their batches first, so one write(2) of the AOF
+				// covers them all (read.go, yieldPipelined).
+				runtime.Gosched()
 			}
-			c.s.stats.errors.Add(uint64(n))
+			if err := p.Wait(maxSeq); err != nil {
+				// The batch's writes are not durable as promised (a write or
+				// an fsync failed): no reply of this batch may claim success.
+				// Drop the buffered replies and answer every command with an
+				// error; the log refuses further writes until a snapshot (a
+				// failed write) or a restart (a failed fsync).
+				c.s.log.Error("waiting for durability failed; failing the batch",
+					"conn_id", c.conn.ID, "seq", maxSeq, "err", err)
+				msg := durabilityError(err)
+				c.wr.Reset()
+				for range n {
+					c.wr.WriteError(msg)
+				}
+				c.s.stats.errors.Add(uint64(n))
+			}
 		}
 	}
 	c.rd.pipelined = n > 1
@@ -951,22 +967,8 @@ func (c *client) readError(err error) {
 // batch are timed back to back from one monotonic clock reading each
 // (time.Since on the server's start time reads only the monotonic
 // clock): a command's duration ends where the next one's starts.
-//
-// A write command that reports no sequence number (c.unlogged: BF.ADD of
-// an item already present, PFADD that changed no register, DEL of a
-// missing key) logged nothing, unless a path logged without saying so.
-// The log's last sequence number read before and after the command tells:
-// if it moved, exec raises the command's Seq to it, so the batch waits for
-// whatever was appended meanwhile (by this command or, with several
-// processors, by another connection); if it did not, nothing was logged
-// and the batch has nothing to wait for. (Until 2026-12 such a batch wrote
-// the shared AOF buffer at once, before the pipelined yield: one AOF
-// write(2) per batch of BF.ADD or PFADD that added nothing, where the
-// other connections' records would have shared one.)
 func (c *client) exec(args [][]byte) {
 	c.ctx.Seq = 0
-	c.unlogged = false
-	seq0 := c.lastSeq()
 	// The reply's start: finished drops the reply from there (CLIENT
 	// REPLY OFF|SKIP, and the CLIENT REPLY command itself) or reads
 	// EXEC's own reply there.
@@ -975,11 +977,6 @@ func (c *client) exec(args [][]byte) {
 	now := time.Since(c.s.start)
 	c.finished(name, &o, args, now-c.clock, c.reply.Errors != errs, mark)
 	c.clock = now
-	if c.unlogged {
-		if seq := c.lastSeq(); seq != seq0 {
-			c.ctx.Seq = max(c.ctx.Seq, seq)
-		}
-	}
 }
 
 // lastSeq is the log's last sequence number, 0 without persistence.
@@ -1015,9 +1012,6 @@ func (c *client) dispatch(args [][]byte) (string, command.Outcome) {
 		c.s.log.Error("command wrote no reply", "command", o.Spec.Name, "conn_id", c.conn.ID)
 	}
 	c.reply.Proto = c.conn.Proto
-	if o.Seq == 0 && o.Spec.Writes() {
-		c.unlogged = true
-	}
 	return o.Spec.Name, o
 }
 

@@ -609,12 +609,67 @@ func TestDurabilityWait(t *testing.T) {
 	t.Logf("10 pipelined DELs -> %d Wait call(s) %v", len(w), w)
 }
 
-// TestUnloggedWriteWaits: a write command that reports no sequence number
-// makes its batch wait only when the log received a record while it ran
-// (a path that logged without saying so); one that logged nothing (DEL of
-// a missing key) leaves nothing to wait for, so its batch writes no AOF
-// buffer of other connections' records.
-func TestUnloggedWriteWaits(t *testing.T) {
+// TestBatchWaitsForEarlierRecords: a batch's replies wait for every record
+// the log received before its commands were done, not only its own, as
+// Redis sends no reply before the AOF write of every earlier command. A
+// reply resting on another connection's buffered record (DEL answering 0
+// for a key that connection just deleted, EXISTS not finding it) must not
+// go out before that record is written: a kill -9 would take it back. With
+// nothing logged yet, a batch does not wait.
+func TestBatchWaitsForEarlierRecords(t *testing.T) {
+	p := &fakePersist{gate: make(chan struct{})}
+	e := start(t, func(o *Options) { o.Persist = p })
+	p.mu.Lock()
+	p.log = e.log
+	p.mu.Unlock()
+	e.set("a", "string")
+
+	// Nothing logged yet: a write that logs nothing does not wait.
+	first := e.raw(t)
+	if got := first.do("DEL", "missing"); got != ":0\r\n" || len(p.waitCalls()) != 0 {
+		t.Fatalf("DEL missing = %q, waits %v; want :0 and no wait", got, p.waitCalls())
+	}
+
+	// A deletes a; its batch waits for record 1 (held by the gate).
+	a := e.raw(t)
+	a.send(cmd("DEL", "a"))
+	deadline := time.Now().Add(5 * time.Second)
+	for len(p.waitCalls()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("A's batch never waited")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// B's DEL finds a gone (logs nothing) and C's EXISTS does not find
+	// it: both rest on A's record, so neither may answer before it is
+	// written.
+	b, c := e.raw(t), e.raw(t)
+	b.send(cmd("DEL", "a"))
+	c.send(cmd("EXISTS", "a"))
+	for _, r := range []*raw{a, b, c} {
+		_ = r.c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		if by, err := r.br.ReadByte(); err == nil {
+			t.Fatalf("got reply byte %q before record 1 was written", by)
+		} else if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+			t.Fatalf("read: %v", err)
+		}
+		_ = r.c.SetReadDeadline(time.Time{})
+	}
+	if w := p.waitCalls(); len(w) != 3 || w[0] != 1 || w[1] != 1 || w[2] != 1 {
+		t.Fatalf("Wait calls = %v, want three waits for record 1", w)
+	}
+	close(p.gate)
+	for r, want := range map[*raw]string{a: ":1\r\n", b: ":0\r\n", c: ":0\r\n"} {
+		if got := r.read(); got != want {
+			t.Fatalf("reply %q, want %q", got, want)
+		}
+	}
+}
+
+// TestUnreportedRecordWaits: a command that logs through the store without
+// reporting the sequence number still has its batch wait for its record,
+// inside MULTI/EXEC too.
+func TestUnreportedRecordWaits(t *testing.T) {
 	quiet := &command.Spec{Name: "quietlog", Arity: 2, Flags: command.FlagWrite, FirstKey: 1, LastKey: 1, Step: 1,
 		Handler: func(c *command.Ctx) {
 			// Logs through the store and drops the sequence number.
@@ -630,12 +685,6 @@ func TestUnloggedWriteWaits(t *testing.T) {
 	p.log = e.log
 	p.mu.Unlock()
 	r := e.raw(t)
-	if got := r.do("DEL", "missing"); got != ":0\r\n" {
-		t.Fatalf("DEL missing = %q", got)
-	}
-	if w := p.waitCalls(); len(w) != 0 {
-		t.Fatalf("DEL of a missing key waited for %v; want no wait", w)
-	}
 	if got := r.do("QUIETLOG", "k"); got != "+OK\r\n" {
 		t.Fatalf("QUIETLOG = %q", got)
 	}
@@ -643,7 +692,6 @@ func TestUnloggedWriteWaits(t *testing.T) {
 	if w := p.waitCalls(); last == 0 || len(w) != 1 || w[0] != last {
 		t.Fatalf("QUIETLOG logged up to %d and waited for %v; want one wait for %d", last, w, last)
 	}
-	// Inside a transaction too: EXEC waits for what its commands logged.
 	r.send(cmd("MULTI") + cmd("QUIETLOG", "k2") + cmd("DEL", "missing") + cmd("EXEC"))
 	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n+OK\r\n:0\r\n"} {
 		if got := r.read(); got != want {

@@ -281,9 +281,6 @@ func (c *client) Exec(ctx *command.Ctx) {
 		c.res.releaseAll()
 		ctx.R.Proto = c.conn.Proto // HELLO inside the transaction
 		maxSeq = max(maxSeq, o.Seq)
-		if o.Ran && o.Seq == 0 && o.Spec.Writes() {
-			c.unlogged = true
-		}
 	}
 	c.tx.execing = false
 	ended = true
