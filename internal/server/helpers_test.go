@@ -75,6 +75,9 @@ type fakePersist struct {
 	// snapshot that started after the server's InProgress check.
 	lateRival bool
 	log       *fakeLog // LastSeq's source
+	// failFrom, if not 0, makes Wait fail (waitErr) only for sequence
+	// numbers from failFrom on: the records before it were written.
+	failFrom uint64
 }
 
 // rival reports the persist layer's own in-progress error once, as a
@@ -94,6 +97,11 @@ func (p *fakePersist) Wait(seq uint64) error {
 	p.mu.Unlock()
 	if g != nil {
 		<-g
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failFrom > 0 && seq < p.failFrom {
+		return nil // records before failFrom were written
 	}
 	return p.waitErr
 }

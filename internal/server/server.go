@@ -909,6 +909,7 @@ const replyFlushBytes = 4 << 20
 // wait returns at once.
 func (c *client) settle(n int, maxSeq uint64) bool {
 	if p := c.s.persist; p != nil && n > 0 {
+		own := maxSeq
 		maxSeq = max(maxSeq, p.LastSeq())
 		if maxSeq > 0 {
 			if n > 1 && p.Written() < maxSeq {
@@ -917,7 +918,18 @@ func (c *client) settle(n int, maxSeq uint64) bool {
 				// covers them all (read.go, yieldPipelined).
 				runtime.Gosched()
 			}
-			if err := p.Wait(maxSeq); err != nil {
+			err := p.Wait(maxSeq)
+			if err != nil && maxSeq > own {
+				// Another connection's record could not be written (its
+				// client got the error). This batch fails only if its
+				// own records are not durable; its other replies are
+				// sent, as Redis answers reads after a failed AOF write.
+				err = nil
+				if own > 0 {
+					err = p.Wait(own)
+				}
+			}
+			if err != nil {
 				// The batch's writes are not durable as promised (a write or
 				// an fsync failed): no reply of this batch may claim success.
 				// Drop the buffered replies and answer every command with an

@@ -666,6 +666,39 @@ func TestBatchWaitsForEarlierRecords(t *testing.T) {
 	}
 }
 
+// TestOthersFailedRecordDoesNotFailBatch: when the record a batch waits
+// for only because another connection logged it could not be written
+// (that connection got the error), the batch's own replies are sent, as
+// Redis answers reads after a failed AOF write; a batch whose own record
+// failed gets the durability error.
+func TestOthersFailedRecordDoesNotFailBatch(t *testing.T) {
+	p := &fakePersist{waitErr: syscall.ENOSPC, failFrom: 2}
+	e := start(t, func(o *Options) { o.Persist = p })
+	p.mu.Lock()
+	p.log = e.log
+	p.mu.Unlock()
+	e.set("a", "string")
+	e.set("b", "string")
+	r := e.raw(t)
+	if got := r.do("DEL", "a"); got != ":1\r\n" { // record 1, written
+		t.Fatalf("DEL a = %q", got)
+	}
+	// Another connection's record 2, which could not be written.
+	if _, err := e.log.Append([][]byte{[]byte("DEL"), []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.do("EXISTS", "b"); got != ":1\r\n" {
+		t.Fatalf("EXISTS b after another connection's failed record = %q, want :1", got)
+	}
+	if w := p.waitCalls(); len(w) != 2 || w[1] != 2 {
+		t.Fatalf("Wait calls = %v; want the read to wait for record 2", w)
+	}
+	want := "-MISCONF Errors writing to the AOF file: " + syscall.ENOSPC.Error() + "; write not acknowledged\r\n"
+	if got := r.do("DEL", "b"); got != want { // its own record 3 fails
+		t.Fatalf("DEL b with its own record failed = %q, want %q", got, want)
+	}
+}
+
 // TestUnreportedRecordWaits: a command that logs through the store without
 // reporting the sequence number still has its batch wait for its record,
 // inside MULTI/EXEC too.
