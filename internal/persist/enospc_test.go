@@ -184,3 +184,58 @@ func TestDiskFull(t *testing.T) {
 	verify(s)
 	t.Logf("%d keys acknowledged, all recovered", len(acked))
 }
+
+// TestWaitForDroppedAfterSnapshot: a record dropped by a failed write makes
+// Wait fail for its sequence number, for any caller, until a snapshot
+// whose cut came after it is durable; then Wait reports it durable (the
+// snapshot holds what it changed in memory), so a server that waits for
+// every record the log holds (LastSeq) does not fail its batches until
+// the next record. Later failures are still reported.
+func TestWaitForDroppedAfterSnapshot(t *testing.T) {
+	dir := mountTmpfs(t, 256<<10)
+	db, s := openBuf(t, dir, Options{Fsync: FsyncEverySec})
+	defer db.Close()
+	chunk := bytes.Repeat([]byte("x"), 1000)
+	var seq uint64
+	var werr error
+	for i := 0; werr == nil; i++ {
+		if i > 10000 {
+			t.Fatal("the disk never filled up")
+		}
+		k := fmt.Sprintf("k%d", i%50)
+		seq, werr = s.Update([]byte(k), func(tx *keyspace.Txn) {
+			appendInPlace(tx, chunk)
+			tx.Log([]byte("APPEND"), []byte(k), chunk)
+		})
+		if werr == nil {
+			werr = db.Wait(seq)
+		}
+	}
+	if !errors.Is(werr, syscall.ENOSPC) {
+		t.Fatalf("write on a full disk: %v, want ENOSPC", werr)
+	}
+	last := db.LastSeq()
+	if last < seq {
+		t.Fatalf("LastSeq %d below the failed record's %d", last, seq)
+	}
+	if err := db.Wait(last); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Wait(%d) for the dropped record before a snapshot: %v, want ENOSPC", last, err)
+	}
+	resizeTmpfs(t, dir, 8<<20)
+	if err := db.Snapshot(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Wait(last); err != nil {
+		t.Fatalf("Wait(%d) after a snapshot covering the dropped record: %v", last, err)
+	}
+	if got := db.LastSeq(); got != last {
+		t.Fatalf("LastSeq moved from %d to %d without a record", last, got)
+	}
+	seq, err := s.Update([]byte("after"), func(tx *keyspace.Txn) { tx.Log([]byte("APPEND"), []byte("after"), chunk) })
+	if err != nil || seq <= last {
+		t.Fatalf("write after the snapshot: seq %d, %v", seq, err)
+	}
+	if err := db.Wait(seq); err != nil {
+		t.Fatal(err)
+	}
+}

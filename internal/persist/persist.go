@@ -503,6 +503,28 @@ func (d *DB) flushLocked() error {
 	return err
 }
 
+// forgetDropped forgets the dropped ranges up to seq, once a durable
+// snapshot whose cut came after them holds what their records changed in
+// memory (or nothing, for a change made only after logging): Wait then
+// reports those sequence numbers durable. Their own callers got the error
+// when the write failed; a later Wait for them comes from a connection
+// that waits for every record the log held (the server's LastSeq rule),
+// and would otherwise fail forever, until a new record moved LastSeq
+// past them.
+func (d *DB) forgetDropped(seq uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	kept := d.dropped[:0]
+	for _, r := range d.dropped {
+		if r.hi > seq {
+			kept = append(kept, r)
+		}
+	}
+	clear(d.dropped[len(kept):])
+	d.dropped = kept
+	d.ndropped.Store(int32(len(kept)))
+}
+
 // dropLocked discards every record not yet written, up to the last
 // sequence number handed out, and records the range for Wait. d.mu and
 // d.wmu are held.

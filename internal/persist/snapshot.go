@@ -201,6 +201,7 @@ func (d *DB) snapshot(store *keyspace.Store, trig Trigger, gated bool) (err erro
 			break
 		}
 	}
+	d.forgetDropped(cut.seq)
 	took := time.Since(begin)
 	d.stats.record(trig, took, stall)
 	d.lastSave.Store(time.Now().UnixNano())
@@ -306,6 +307,7 @@ type rotation struct {
 	oldBytes   int64
 	oldChanges uint64
 	writeErrs  uint64 // failed appends before the cut
+	seq        uint64 // the last sequence number handed out before the cut
 }
 
 // cutAt takes a snapshot's cut (store.FreezeCOW running fn). A background
@@ -353,7 +355,7 @@ func (d *DB) rotate(next *nextAOF) (rotation, error) {
 		// created): the snapshot covers every older generation and
 		// replay starts with this one.
 		return rotation{gen: d.gen, reused: true, oldBytes: d.aofSize.Load() - aofHeaderSize,
-			oldChanges: d.changes.Load(), writeErrs: d.writeErrs.Load()}, nil
+			oldChanges: d.changes.Load(), writeErrs: d.writeErrs.Load(), seq: d.seq.Load()}, nil
 	}
 	if next == nil {
 		return rotation{}, errNeedNext
@@ -405,7 +407,8 @@ func (d *DB) rotate(next *nextAOF) (rotation, error) {
 		d.aofSize.Add(eogFrameSize)
 	}
 	old := d.f
-	cut := rotation{gen: next.gen, oldBytes: d.aofSize.Load(), oldChanges: d.changes.Load(), writeErrs: d.writeErrs.Load()}
+	cut := rotation{gen: next.gen, oldBytes: d.aofSize.Load(), oldChanges: d.changes.Load(), writeErrs: d.writeErrs.Load(),
+		seq: d.seq.Load()}
 	d.f, d.gen, d.off = next.f, next.gen, aofHeaderSize
 	d.fileVer, d.fileRec = AOFFormatVersion, 0
 	next.f = nil

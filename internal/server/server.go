@@ -746,6 +746,10 @@ type client struct {
 	policy   command.Policy
 	// abort is set by a cross-protocol request: close without replying.
 	abort bool
+	// wrote is set when a write command was answered without an error
+	// (exec), or ran inside an EXEC, since the last settle, whether or
+	// not it logged (settle).
+	wrote bool
 	// gated is set while the running command holds the command gate
 	// shared (Admit takes it, dispatch releases it).
 	gated bool
@@ -909,7 +913,6 @@ const replyFlushBytes = 4 << 20
 // wait returns at once.
 func (c *client) settle(n int, maxSeq uint64) bool {
 	if p := c.s.persist; p != nil && n > 0 {
-		own := maxSeq
 		maxSeq = max(maxSeq, p.LastSeq())
 		if maxSeq > 0 {
 			if n > 1 && p.Written() < maxSeq {
@@ -919,15 +922,15 @@ func (c *client) settle(n int, maxSeq uint64) bool {
 				runtime.Gosched()
 			}
 			err := p.Wait(maxSeq)
-			if err != nil && maxSeq > own {
-				// Another connection's record could not be written (its
-				// client got the error). This batch fails only if its
-				// own records are not durable; its other replies are
-				// sent, as Redis answers reads after a failed AOF write.
+			if err != nil && !c.wrote {
+				// Only reads, waiting for another connection's record
+				// that could not be written (its client got the error):
+				// they are answered, as Redis answers reads after a
+				// failed AOF write. A batch that ran a write command
+				// fails even if it logged nothing itself: BF.ADD
+				// answering 0 or SET NX nil would acknowledge a state
+				// that a kill -9 before the next snapshot takes back.
 				err = nil
-				if own > 0 {
-					err = p.Wait(own)
-				}
 			}
 			if err != nil {
 				// The batch's writes are not durable as promised (a write or
@@ -946,6 +949,7 @@ func (c *client) settle(n int, maxSeq uint64) bool {
 			}
 		}
 	}
+	c.wrote = false
 	c.rd.pipelined = n > 1
 	return c.flushReplies()
 }
@@ -987,16 +991,12 @@ func (c *client) exec(args [][]byte) {
 	errs, mark := c.reply.Errors, c.wr.Len()
 	name, o := c.dispatch(args)
 	now := time.Since(c.s.start)
-	c.finished(name, &o, args, now-c.clock, c.reply.Errors != errs, mark)
-	c.clock = now
-}
-
-// lastSeq is the log's last sequence number, 0 without persistence.
-func (c *client) lastSeq() uint64 {
-	if p := c.s.persist; p != nil {
-		return p.LastSeq()
+	failed := c.reply.Errors != errs
+	if o.Ran && !failed && o.Spec.Writes() {
+		c.wrote = true // a write answered, logged or not (settle)
 	}
-	return 0
+	c.finished(name, &o, args, now-c.clock, failed, mark)
+	c.clock = now
 }
 
 // dispatch runs one command through command.Table.Run with the

@@ -668,9 +668,9 @@ func TestBatchWaitsForEarlierRecords(t *testing.T) {
 
 // TestOthersFailedRecordDoesNotFailBatch: when the record a batch waits
 // for only because another connection logged it could not be written
-// (that connection got the error), the batch's own replies are sent, as
-// Redis answers reads after a failed AOF write; a batch whose own record
-// failed gets the durability error.
+// (that connection got the error), a batch of reads is answered, as Redis
+// answers reads after a failed AOF write; a batch that ran a write
+// command, logged or not, gets the durability error.
 func TestOthersFailedRecordDoesNotFailBatch(t *testing.T) {
 	p := &fakePersist{waitErr: syscall.ENOSPC, failFrom: 2}
 	e := start(t, func(o *Options) { o.Persist = p })
@@ -694,8 +694,20 @@ func TestOthersFailedRecordDoesNotFailBatch(t *testing.T) {
 		t.Fatalf("Wait calls = %v; want the read to wait for record 2", w)
 	}
 	want := "-MISCONF Errors writing to the AOF file: " + syscall.ENOSPC.Error() + "; write not acknowledged\r\n"
+	// A write that logs nothing may rest on the failed record (BF.ADD
+	// answering 0, DEL answering 0): it is not acknowledged either.
+	if got := r.do("DEL", "missing"); got != want {
+		t.Fatalf("DEL missing after another connection's failed record = %q, want %q", got, want)
+	}
 	if got := r.do("DEL", "b"); got != want { // its own record 3 fails
 		t.Fatalf("DEL b with its own record failed = %q, want %q", got, want)
+	}
+	// A read in the same batch as such a write fails with it.
+	r.send(cmd("EXISTS", "b") + cmd("DEL", "missing"))
+	for i := range 2 {
+		if got := r.read(); got != want {
+			t.Fatalf("reply %d of a batch with a write = %q, want %q", i, got, want)
+		}
 	}
 }
 

@@ -281,6 +281,9 @@ func (c *client) Exec(ctx *command.Ctx) {
 		c.res.releaseAll()
 		ctx.R.Proto = c.conn.Proto // HELLO inside the transaction
 		maxSeq = max(maxSeq, o.Seq)
+		if o.Ran && o.Spec.Writes() {
+			c.wrote = true
+		}
 	}
 	c.tx.execing = false
 	ended = true
