@@ -195,13 +195,16 @@ func (d *DB) snapshot(store *keyspace.Store, trig Trigger, gated bool) (err erro
 	d.changes.Add(^(cut.oldChanges - 1)) // subtract
 	d.baseSize.Store(size)
 	d.consecFail.Store(0)
+	// The records dropped before the cut are covered by the snapshot:
+	// forgotten before writes resume, so no waiter sees writes accepted
+	// while a wait for them still fails.
+	d.forgetDropped(cut.seq)
 	for { // the failed appends before the cut are in the snapshot now
 		c := d.coveredErrs.Load()
 		if cut.writeErrs <= c || d.coveredErrs.CompareAndSwap(c, cut.writeErrs) {
 			break
 		}
 	}
-	d.forgetDropped(cut.seq)
 	took := time.Since(begin)
 	d.stats.record(trig, took, stall)
 	d.lastSave.Store(time.Now().UnixNano())
