@@ -48,7 +48,7 @@ func TestEverySecLossWindow(t *testing.T) {
 	for time.Now().Before(end) {
 		time.Sleep(3 * time.Millisecond)
 		db.smu.Lock()
-		synced := db.synced
+		synced := db.synced.Load()
 		db.smu.Unlock()
 		now := time.Now()
 		last := db.seq.Load()

@@ -150,13 +150,13 @@ type DB struct {
 	fileGen atomic.Uint64 // generation of the open file, 0 when closed
 
 	// smu guards group commit.
-	smu    sync.Mutex
-	scond  *sync.Cond
-	synced uint64 // every seq <= synced is fsynced
-	// syncedSeq is synced, for Wait's check without smu (every batch of
-	// the server waits, most for records already fsynced).
-	syncedSeq atomic.Uint64
-	syncing   bool // a leader is fsyncing
+	smu   sync.Mutex
+	scond *sync.Cond
+	// synced: every seq <= synced is fsynced. Written under smu; atomic
+	// so that Wait checks it without smu (every batch of the server
+	// waits, most for records already fsynced).
+	synced  atomic.Uint64
+	syncing bool // a leader is fsyncing
 
 	failed atomic.Pointer[error] // sticky I/O failure (ErrFailed)
 
@@ -374,12 +374,12 @@ func (d *DB) Wait(seq uint64) error {
 			return err
 		}
 	}
-	if d.policy != policyAlways || d.syncedSeq.Load() >= seq {
+	if d.policy != policyAlways || d.synced.Load() >= seq {
 		return nil
 	}
 	d.smu.Lock()
 	defer d.smu.Unlock()
-	for d.synced < seq {
+	for d.synced.Load() < seq {
 		if err := d.failure(); err != nil {
 			return err
 		}
@@ -393,7 +393,7 @@ func (d *DB) Wait(seq uint64) error {
 		d.smu.Lock()
 		d.syncing = false
 		d.scond.Broadcast()
-		if err != nil && d.synced < seq {
+		if err != nil && d.synced.Load() < seq {
 			return err
 		}
 	}
@@ -576,9 +576,8 @@ func (d *DB) syncOnce() error {
 
 func (d *DB) advanceSynced(target uint64) {
 	d.smu.Lock()
-	if target > d.synced {
-		d.synced = target
-		d.syncedSeq.Store(target)
+	if target > d.synced.Load() {
+		d.synced.Store(target)
 	}
 	d.scond.Broadcast()
 	d.smu.Unlock()
@@ -602,7 +601,7 @@ func (d *DB) everySecLoop() {
 				continue
 			}
 			d.smu.Lock()
-			dirty := d.seq.Load() > d.synced
+			dirty := d.seq.Load() > d.synced.Load()
 			d.smu.Unlock()
 			if dirty && d.failure() == nil {
 				if err := d.syncOnce(); err != nil && !errors.Is(err, ErrClosed) {
